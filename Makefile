@@ -1,0 +1,33 @@
+# The two set-up commands are `make sweep` and `make test`: each creates .venv and installs on first use.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+CONFIG ?= conf/paper.yaml
+RUNS ?= runs
+
+.PHONY: install test sweep bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+sweep: $(STAMP)
+	@out=$(RUNS)/$$(basename $(CONFIG) .yaml)-$$(date -u +%Y%m%dT%H%M%SZ); \
+	start=$$(date +%s.%N); \
+	$(BIN)/biaseval sweep --config $(CONFIG) --out $$out || exit $$?; \
+	end=$$(date +%s.%N); \
+	printf 'make sweep: %.1f s wall clock (Ray start included); report at %s/report.md\n' $$(echo "$$end - $$start" | bc) $$out
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache

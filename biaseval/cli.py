@@ -1,0 +1,158 @@
+"""The ``biaseval`` command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import BiasevalError
+
+
+def _fail(exc: BiasevalError) -> None:
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BiasevalError as exc:
+            _fail(exc)
+
+
+@click.group(cls=_Group)
+@click.version_option(__version__, prog_name="biaseval")
+def main() -> None:
+    """Measure gender bias in machine translation: test suites × MT systems, on Ray, into Parquet."""
+
+
+@main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="run config (YAML)")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="run directory (reused to resume)")
+@click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+def sweep(config_path: Path, out: Path, address: str | None) -> None:
+    """Translate every suite with every system, then score and write the report."""
+    from .pipeline import sweep as run_sweep
+
+    die_after = os.environ.get("BIASEVAL_TEST_DIE_AFTER_SHARDS")
+    summary = run_sweep(config_path, out, address=address, die_after=int(die_after) if die_after else None)
+    s = summary.sweep
+    click.echo(
+        f"sweep: {s.shards} shards ({s.skipped} reused), {summary.metrics.height} metric rows, "
+        f"{summary.seconds:.1f} s\nreport: {summary.run.report}\nmetrics: {summary.run.metrics}"
+    )
+
+
+@main.command()
+@click.option("--run", "run_dir", required=True, type=click.Path(path_type=Path, exists=True, file_okay=False))
+def score(run_dir: Path) -> None:
+    """Recompute labels, metrics and report of a finished run (no translation)."""
+    from .pipeline import score as score_run
+
+    metrics = score_run(run_dir)
+    click.echo(f"{metrics.height} metric rows -> {run_dir / 'metrics.parquet'}, report {run_dir / 'report.md'}")
+
+
+@main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path))
+@click.option("--data/--no-data", default=True, help="also load datasets and check recorded outputs")
+def validate(config_path: Path, data: bool) -> None:
+    """Check a config (names, fields, datasets, recorded files) without running anything."""
+    from .config import load_config
+    from .sweep import plan, prepare
+
+    config = load_config(config_path)
+    if data:
+        prepared = prepare(config, config_path.resolve().parent)
+        shards = plan(prepared)
+        rows = sum(s.size for s in shards)
+        click.echo(f"{config_path}: ok — {len(config.systems)} systems, {len(config.suites)} suites, "
+                   f"{rows:,} item × system rows in {len(shards)} shards")
+    else:
+        click.echo(f"{config_path}: ok (names and fields)")
+
+
+@main.command("list")
+@click.argument("kind", type=click.Choice(["suites", "backends", "detectors", "datasets"]))
+def list_(kind: str) -> None:
+    """List the registered suites, backends, detectors or datasets."""
+    if kind == "suites":
+        from .suites import SUITES
+
+        for name, s in SUITES.items():
+            click.echo(f"{name:12s} {s.src_lang}->{s.tgt_lang}  {len(s.subsets)} subsets  detector {s.default_detector}  dataset {s.dataset}")
+    elif kind == "backends":
+        from .translators import TRANSLATORS
+
+        for name, cls in TRANSLATORS.items():
+            click.echo(f"{name:12s} {(cls.__doc__ or '').strip().splitlines()[0] if cls.__doc__ else ''}")
+    elif kind == "detectors":
+        from .detect import builtin
+
+        for name, rs in builtin().items():
+            click.echo(f"{rs.signature:22s} {rs.doc}")
+    else:
+        from .datasets import registry
+
+        for name, spec in registry().items():
+            click.echo(f"{name:24s} {spec.short}  {len(spec.files)} files")
+
+
+@main.group()
+def data() -> None:
+    """Datasets: list, fetch, verify."""
+
+
+@data.command("list")
+def data_list() -> None:
+    """Registered datasets and where each is found."""
+    from .datasets import registry, resolve
+
+    for name, spec in registry().items():
+        try:
+            where = f"{resolve(name, download=False).root}"
+        except BiasevalError:
+            where = "not available locally"
+        click.echo(f"{name:24s} {spec.short}  {len(spec.files):3d} files  {where}")
+
+
+@data.command("fetch")
+@click.argument("names", nargs=-1)
+def data_fetch(names: tuple[str, ...]) -> None:
+    """Download datasets into the cache (all when no name is given) and verify them."""
+    from .datasets import registry, resolve
+
+    for name in names or list(registry()):
+        local = resolve(name, download=True)
+        local.verify()
+        click.echo(f"{name}: {local.root} ({local.origin}, {len(local.spec.files)} files verified)")
+
+
+@data.command("verify")
+@click.argument("names", nargs=-1)
+def data_verify(names: tuple[str, ...]) -> None:
+    """Check every registered file of the datasets against its SHA-256."""
+    from .datasets import registry, resolve
+
+    for name in names or list(registry()):
+        local = resolve(name, download=False)
+        local.verify()
+        click.echo(f"{name}: ok, {len(local.spec.files)} files at {local.root}")
+
+
+@data.command("checksums")
+@click.argument("root", type=click.Path(path_type=Path, exists=True, file_okay=False))
+def data_checksums(root: Path) -> None:
+    """Print the ``files:`` block of a registry entry for the files under ROOT."""
+    from .datasets import checksums_yaml
+
+    click.echo(checksums_yaml(root), nl=False)
+
+
+if __name__ == "__main__":
+    main()

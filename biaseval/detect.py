@@ -1,0 +1,95 @@
+"""Gender detection on translations: named rule sets (biaseval/data/detectors.yaml), vectorised in polars.
+
+``label_expr(rule_set, "translation")`` is a polars expression giving one of LABELS per row
+(null where the translation is null). ``label_text`` applies the same rules to one string in
+plain Python; it exists for parity tests and the benchmark baseline.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+import polars as pl
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .registry import Registry
+
+LABELS = ("male", "female", "neutral", "ambiguous")
+Label = Literal["male", "female", "neutral", "ambiguous"]
+_WORD = re.compile(r"^[^\W\d_]+$")  # letters only: one regex word, one Python token
+
+
+class Rule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    label: Label
+    words: tuple[tuple[str, ...], ...] = Field(min_length=1)
+
+    @field_validator("words")
+    @classmethod
+    def _words(cls, groups: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+        out = []
+        for group in groups:
+            if not group:
+                raise ValueError("a word group is empty")
+            for word in group:
+                if not _WORD.match(word):
+                    raise ValueError(f"{word!r} is not a single word")
+            out.append(tuple(w.lower() for w in group))
+        return tuple(out)
+
+
+class RuleSet(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    version: int = 1
+    language: str = "en"
+    doc: str = ""
+    rules: tuple[Rule, ...] = Field(min_length=1)
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+def _group_pattern(group: tuple[str, ...]) -> str:
+    return r"(?i)\b(?:" + "|".join(re.escape(w) for w in sorted(group)) + r")\b"
+
+
+def label_expr(rule_set: RuleSet, column: str = "translation") -> pl.Expr:
+    """Polars expression labelling ``column`` with ``rule_set``; one regex pass per distinct word group."""
+    text = pl.col(column)
+    hits: dict[tuple[str, ...], pl.Expr] = {}
+    for rule in rule_set.rules:
+        for group in rule.words:
+            key = tuple(sorted(group))
+            if key not in hits:
+                hits[key] = text.str.contains(_group_pattern(key))
+    chain = None
+    for rule in rule_set.rules:
+        cond = pl.all_horizontal([hits[tuple(sorted(g))] for g in rule.words])
+        chain = pl.when(cond).then(pl.lit(rule.label)) if chain is None else chain.when(cond).then(pl.lit(rule.label))
+    return pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(chain.otherwise(pl.lit("neutral")))
+
+
+def label_text(rule_set: RuleSet, text: str | None) -> str | None:
+    """The same rules on one string, in plain Python (reference implementation)."""
+    if text is None:
+        return None
+    words = set(re.findall(r"\w+", text.lower()))
+    for rule in rule_set.rules:
+        if all(any(w in words for w in group) for group in rule.words):
+            return rule.label
+    return "neutral"
+
+
+@cache
+def builtin() -> Registry[RuleSet]:
+    reg: Registry[RuleSet] = Registry("detector")
+    text = resources.files("biaseval").joinpath("data/detectors.yaml").read_text(encoding="utf-8")
+    for name, entry in yaml.safe_load(text).items():
+        reg.add(name, RuleSet(name=name, **entry))
+    return reg

@@ -1,0 +1,29 @@
+"""Errors biaseval raises for bad input. Each message names the file, line or field at fault."""
+
+
+class BiasevalError(Exception):
+    """Base class: the CLI prints the message (no traceback) and exits non-zero."""
+
+    exit_code = 2
+
+
+class ConfigError(BiasevalError):
+    """A config file is invalid: bad YAML, unknown name, wrong type, unknown key."""
+
+
+class DataError(BiasevalError):
+    """A dataset is missing, corrupt (checksum) or cannot be downloaded."""
+
+
+class RecordedOutputError(BiasevalError):
+    """A recorded-translation file does not line up with its source."""
+
+
+class RunDirError(BiasevalError):
+    """An output directory holds something a rerun cannot resume from."""
+
+
+class SweepFailed(BiasevalError):
+    """A worker died or a backend failed; finished shards are kept for the rerun."""
+
+    exit_code = 3

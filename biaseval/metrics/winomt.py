@@ -1,0 +1,109 @@
+"""WinoMT scores (Stanovsky et al. 2019) from gold and predicted gender.
+
+All computed from confusion counts, never from rounded percentages:
+- acc: share of items whose predicted gender equals the gold gender. A neutral or ambiguous
+  prediction is wrong for a male or female gold (and right only for a neutral gold).
+- f1_male, f1_female: class-wise F1 over all items; neutral predictions lower the recall of both.
+- delta_g = f1_male - f1_female.
+- delta_s: pro-stereotypical minus anti-stereotypical performance. ``basis="macro_f1"`` (Singh
+  2023: macro-F1 over male and female in each set) or ``basis="acc"`` (mt_gender: accuracy).
+- neutral: share of outputs labelled neutral or ambiguous (the paper's N).
+Pro and anti sets are resampled separately in the bootstrap (their sizes are fixed by design).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .bootstrap import CONFIDENCE, resample_strata, rng_for
+from .proportions import CLASSES, gender3
+from .tidy import metric_row, to_frame
+
+STRATA = ("pro", "anti")
+M, F, N = 0, 1, 2
+
+
+def f1(conf: np.ndarray, k: int) -> np.ndarray:
+    """F1 of class k from confusion counts (..., gold, pred); 0 where undefined."""
+    tp = conf[..., k, k]
+    fp = conf[..., :, k].sum(axis=-1) - tp
+    fn = conf[..., k, :].sum(axis=-1) - tp
+    denom = 2 * tp + fp + fn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+
+
+def accuracy(conf: np.ndarray) -> np.ndarray:
+    total = conf.sum(axis=(-1, -2))
+    correct = np.trace(conf, axis1=-2, axis2=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, correct / np.maximum(total, 1), np.nan)
+
+
+def neutral_share(conf: np.ndarray) -> np.ndarray:
+    total = conf.sum(axis=(-1, -2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, conf[..., :, N].sum(axis=-1) / np.maximum(total, 1), np.nan)
+
+
+def macro_f1(conf: np.ndarray) -> np.ndarray:
+    return (f1(conf, M) + f1(conf, F)) / 2
+
+
+def set_metrics(conf: np.ndarray) -> dict[str, np.ndarray]:
+    return {"acc": accuracy(conf), "f1_male": f1(conf, M), "f1_female": f1(conf, F),
+            "macro_f1": macro_f1(conf), "neutral": neutral_share(conf)}
+
+
+def all_metrics(strata_conf: np.ndarray, basis: str) -> dict[str, np.ndarray]:
+    """strata_conf: (..., 2 strata [pro, anti], gold, pred)."""
+    conf = strata_conf.sum(axis=-3)
+    pro, anti = strata_conf[..., 0, :, :], strata_conf[..., 1, :, :]
+    score = macro_f1 if basis == "macro_f1" else accuracy
+    return {
+        "acc": accuracy(conf),
+        "f1_male": f1(conf, M),
+        "f1_female": f1(conf, F),
+        "delta_g": f1(conf, M) - f1(conf, F),
+        "delta_s": score(pro) - score(anti),
+        "neutral": neutral_share(conf),
+    }
+
+
+def confusion(labelled: pl.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+    """Per (system, suite): counts shaped (strata, gold, pred) over STRATA × CLASSES × CLASSES."""
+    frame = labelled.with_columns(gender3(pl.col("label")).alias("pred"))
+    grouped = frame.group_by(["system", "suite", "stereotype", "gold", "pred"]).agg(pl.len().alias("count"))
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for row in grouped.iter_rows(named=True):
+        key = (row["system"], row["suite"])
+        conf = out.setdefault(key, np.zeros((len(STRATA), len(CLASSES), len(CLASSES)), dtype=np.int64))
+        conf[STRATA.index(row["stereotype"]), CLASSES.index(row["gold"]), CLASSES.index(row["pred"])] += row["count"]
+    return out
+
+
+def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", n_boot: int = 1000, seed: int = 0,
+           confidence: float = CONFIDENCE) -> pl.DataFrame:
+    """WinoMT metrics per system × suite: subset ``all`` (acc, f1_male, f1_female, delta_g, delta_s,
+    neutral) and subsets ``pro``/``anti`` (acc, f1_male, f1_female, macro_f1, neutral).
+
+    ``labelled`` needs system, suite, stereotype (pro/anti), gold and label.
+    """
+    if basis not in ("macro_f1", "acc"):
+        raise ValueError(f"basis must be 'macro_f1' or 'acc', not {basis!r}")
+    rows = []
+    for (system, suite), conf in sorted(confusion(labelled).items()):
+        reps = resample_strata(conf, n_boot, rng_for(seed, system, suite))
+        n_all = int(conf.sum())
+        point, boot = all_metrics(conf, basis), all_metrics(reps, basis)
+        for metric in point:
+            rows.append(metric_row(system, suite, "all", metric, point[metric], n_all, boot[metric], confidence))
+        for s, stratum in enumerate(STRATA):
+            n = int(conf[s].sum())
+            if n == 0:
+                continue
+            point, boot = set_metrics(conf[s]), set_metrics(reps[:, s])
+            for metric in point:
+                rows.append(metric_row(system, suite, stratum, metric, point[metric], n, boot[metric], confidence))
+    return to_frame(rows)

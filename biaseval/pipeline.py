@@ -1,0 +1,54 @@
+"""The whole job in three calls: translate (sweep), score, report. The CLI and jobs/ call these."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from . import published as published_results
+from .config import load_config
+from .report import render
+from .scoring import score_run
+from .store import RunDir, write_text_atomic
+from .sweep import SweepResult, prepare, run_translations
+
+
+@dataclass
+class RunSummary:
+    run: RunDir
+    sweep: SweepResult
+    metrics: pl.DataFrame
+    seconds: float
+
+
+def write_report(run: RunDir, metrics: pl.DataFrame | None = None) -> Path:
+    info = run.read_run()
+    if metrics is None:
+        metrics = pl.read_parquet(run.metrics)
+    name = info["config"].get("published")
+    published = published_results.load(name) if name else None
+    write_text_atomic(run.report, render(metrics, info, published))
+    return run.report
+
+
+def score(out: str | Path) -> pl.DataFrame:
+    run = RunDir(out)
+    metrics = score_run(run)
+    write_report(run, metrics)
+    return metrics
+
+
+def sweep(config_path: str | Path, out: str | Path, *, address: str | None = None,
+          die_after: int | None = None, stream=sys.stderr) -> RunSummary:
+    """Validate everything, translate what is not finished yet, then score and report."""
+    start = time.monotonic()
+    config_path = Path(config_path)
+    config = load_config(config_path)
+    prepared = prepare(config, config_path.resolve().parent)
+    result = run_translations(prepared, Path(out), config_path, address=address, die_after=die_after, stream=stream)
+    metrics = score(out)
+    return RunSummary(result.run, result, metrics, time.monotonic() - start)

@@ -1,0 +1,109 @@
+"""report.md: the run's tables as recomputed, beside the published values where a run names them.
+
+Pure rendering: metrics frame and run info in, Markdown text out.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .published import Published
+
+PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "f1_male", "f1_female", "macro_f1"}
+
+
+def _fmt(value: float | None, scale: float, decimals: int) -> str:
+    if value is None:
+        return "—"
+    return f"{value * scale:.{decimals}f}"
+
+
+def _lookup(metrics: pl.DataFrame) -> dict[tuple[str, str, str, str], dict]:
+    return {(r["suite"], r["subset"], r["metric"], r["system"]): r for r in metrics.iter_rows(named=True)}
+
+
+def published_tables(metrics: pl.DataFrame, published: Published) -> list[str]:
+    """Each published table recomputed: "recomputed (published)" per cell, marked where they differ."""
+    cells = _lookup(metrics)
+    systems = list(published.columns) + sorted(set(metrics["system"].unique()) - set(published.columns))
+    out: list[str] = []
+    notes: list[str] = []
+    for table in published.tables:
+        if table.suite not in set(metrics["suite"]):
+            continue
+        out.append(f"### {table.title}\n")
+        out.append("| | " + " | ".join(systems) + " |")
+        out.append("|---" * (len(systems) + 1) + "|")
+        for row in table.rows:
+            printed = dict(zip(published.columns, row["values"]))
+            line = [row["label"]]
+            for system in systems:
+                cell = cells.get((table.suite, row["subset"], row["metric"], system))
+                ours = _fmt(cell["value"] if cell else None, table.scale, table.decimals)
+                if system not in printed:
+                    line.append(ours)
+                    continue
+                paper = f"{printed[system]:.{table.decimals}f}"
+                if ours == paper:
+                    line.append(f"{ours} ✓")
+                    continue
+                erratum = published.erratum(table.suite, row["subset"], row["metric"], system)
+                if erratum is not None:
+                    notes.append(f"{len(notes) + 1}. {system}, {row['label']}: {erratum.note}")
+                    line.append(f"**{ours}** (paper {paper}) [{len(notes)}]")
+                else:
+                    line.append(f"**{ours}** (paper {paper}) ≠")
+            out.append("| " + " | ".join(line) + " |")
+        out.append("")
+    if notes:
+        out.append("Known differences between the paper's print and its recorded data:\n")
+        out.extend(notes)
+        out.append("")
+    return out
+
+
+def all_metrics_tables(metrics: pl.DataFrame) -> list[str]:
+    out = []
+    conf = "95%"
+    for suite in metrics["suite"].unique(maintain_order=True).to_list():
+        part = metrics.filter(pl.col("suite") == suite)
+        out.append(f"### {suite}\n")
+        out.append(f"| system | subset | metric | value | {conf} CI | n |")
+        out.append("|---|---|---|---|---|---|")
+        for r in part.sort("system", "subset", "metric").iter_rows(named=True):
+            scale, digits = (100, 2) if r["metric"] in PERCENT_METRICS else (1, 4)
+            unit = " %" if scale == 100 else ""
+            ci = f"[{_fmt(r['ci_low'], scale, digits)}, {_fmt(r['ci_high'], scale, digits)}]"
+            out.append(f"| {r['system']} | {r['subset']} | {r['metric']} | {_fmt(r['value'], scale, digits)}{unit} | {ci} | {r['n']} |")
+        out.append("")
+    return out
+
+
+def render(metrics: pl.DataFrame, run_info: dict, published: Published | None) -> str:
+    config = run_info["config"]
+    lines = [
+        f"# biaseval report: {config['name']}",
+        "",
+        config.get("description", "") or "",
+        "",
+        f"- run: `{run_info['run_id']}` (config hash `{run_info['config_hash']}`, biaseval {run_info['biaseval_version']})",
+        f"- created {run_info['created_at']}, updated {run_info['updated_at']}",
+    ]
+    for suite, d in run_info["datasets"].items():
+        lines.append(f"- {suite}: dataset {d['dataset']} @ `{d['commit'][:12]}`")
+    for name, s in run_info["systems"].items():
+        lines.append(f"- system **{name}** ({s['backend']}): {s['version'] or 'no version given'}; suites: {', '.join(s['suites'])}")
+    signatures = metrics.select("signature").unique().sort("signature")["signature"].to_list() if "signature" in metrics.columns else []
+    if signatures:
+        lines += ["", "<details><summary>Signatures</summary>", ""]
+        lines += [f"- `{s}`" for s in signatures]
+        lines += ["", "</details>"]
+    lines.append("")
+    if published is not None:
+        lines += [f"## Published tables recomputed ({published.cite})", "",
+                  "Each cell: recomputed value at the paper's precision; ✓ where it equals the printed value, "
+                  "**bold** with the printed value where it does not.", ""]
+        lines += published_tables(metrics, published)
+    lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are seeded percentile bootstraps over items.", ""]
+    lines += all_metrics_tables(metrics)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,117 @@
+"""From translations to labels and metrics: read the shards, label each output with its suite's
+detector, compute each suite's metrics, and stamp every row with the run's provenance."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable
+
+import polars as pl
+
+from . import __version__
+from .config import MetricsConfig, RunConfig
+from .datasets import get_spec
+from .detect import label_expr
+from .errors import RunDirError
+from .metrics import gender_shares, tgbi, winomt
+from .registry import Registry
+from .store import RunDir, write_parquet_atomic
+from .suites import SUITES
+from .sweep import Prepared, plan, shard_files
+
+Scorer = Callable[[pl.DataFrame, dict, MetricsConfig], pl.DataFrame]
+SCORERS: Registry[Scorer] = Registry("scorer")
+
+
+def _stats(m: MetricsConfig) -> dict:
+    return {"n_boot": m.bootstrap, "seed": m.seed, "confidence": m.confidence}
+
+
+SCORERS.add("tgbi", lambda labelled, params, m: tgbi(labelled, **params, **_stats(m)))
+SCORERS.add("otsc", lambda labelled, params, m: gender_shares(labelled, **params, **_stats(m)))
+SCORERS.add("winomt", lambda labelled, params, m: winomt(labelled, **params, **_stats(m)))
+
+
+def load_translations(run: RunDir, prepared: Prepared) -> pl.DataFrame:
+    """All planned shards; checks there is exactly one row per item × system."""
+    shards = plan(prepared)
+    files = shard_files(run, shards)
+    missing = [str(f) for f in files if not f.exists()]
+    if missing:
+        raise RunDirError(f"{run.root}: {len(missing)} of {len(files)} shards are not finished (first: {missing[0]}); rerun the sweep to complete them")
+    frame = pl.read_parquet(files) if files else pl.DataFrame()
+    expected = sum(s.size for s in shards)
+    unique = frame.select(pl.struct("system", "item_id").n_unique()).item() if frame.height else 0
+    if frame.height != expected or unique != expected:
+        raise RunDirError(f"{run.root}: translations hold {frame.height} rows ({unique} distinct item × system), expected {expected}")
+    return frame
+
+
+def label(translations: pl.DataFrame, items: pl.DataFrame, config: RunConfig) -> pl.DataFrame:
+    """One row per item × system with the detector's label and the item's gold information."""
+    gold = items.select("item_id", "gold", "occupation", "stereotype")
+    parts = []
+    for suite in config.suites:
+        rule_set = config.detector_for(suite)
+        part = translations.filter(pl.col("suite") == suite).with_columns(
+            label_expr(rule_set, "translation").alias("label"),
+            pl.lit(rule_set.signature).alias("detector"),
+        )
+        parts.append(part)
+    labelled = pl.concat(parts).join(gold, on="item_id", how="left")
+    return labelled.select(
+        "system", "suite", "subset", "item_id", "source", "translation", "label", "gold",
+        "occupation", "stereotype", "detector", "system_version", "run_id",
+    ).sort("system", "item_id")
+
+
+def compute_metrics(labelled: pl.DataFrame, config: RunConfig) -> pl.DataFrame:
+    frames = []
+    for name in config.suites:
+        suite = SUITES.get(name)
+        part = labelled.filter(pl.col("suite") == name)
+        if part.height:
+            frames.append(SCORERS.get(suite.scorer)(part, dict(suite.scorer_params), config.metrics))
+    return pl.concat(frames) if frames else pl.DataFrame()
+
+
+def with_provenance(metrics: pl.DataFrame, run_info: dict, config: RunConfig) -> pl.DataFrame:
+    """Every metrics row gets the run id, config hash, dataset commit, system version, detector and
+    a one-line signature saying exactly how the number was produced."""
+    created = datetime.now(timezone.utc)
+    rows = []
+    for suite in config.suites:
+        s = SUITES.get(suite)
+        dataset = get_spec(s.dataset)
+        commit = run_info["datasets"][suite]["commit"]
+        detector = config.detector_for(suite).signature
+        for system, cfg in config.systems.items():
+            signature = (
+                f"suite:{suite}@{s.version}+{dataset.name}@{commit[:7]}|system:{system}@{cfg.version or cfg.backend}"
+                f"|detector:{detector}|boot:{config.metrics.bootstrap},seed:{config.metrics.seed}"
+                f",ci:{config.metrics.confidence:g}|biaseval:{__version__}"
+            )
+            rows.append({"system": system, "suite": suite, "dataset": dataset.name, "dataset_commit": commit,
+                         "suite_version": s.version, "system_version": cfg.version, "detector": detector,
+                         "signature": signature})
+    prov = pl.DataFrame(rows, schema_overrides={"suite_version": pl.Int32})
+    return metrics.join(prov, on=["system", "suite"], how="left").with_columns(
+        pl.lit(run_info["run_id"]).alias("run_id"),
+        pl.lit(run_info["config_hash"]).alias("config_hash"),
+        pl.lit(__version__).alias("biaseval_version"),
+        pl.lit(created).dt.replace_time_zone("UTC").cast(pl.Datetime("us", "UTC")).alias("created_at"),
+    )
+
+
+def score_run(run: RunDir) -> pl.DataFrame:
+    """(Re)compute labels.parquet and metrics.parquet of a finished run; returns the metrics."""
+    prepared = Prepared.from_run(run)
+    info = run.read_run()
+    config = prepared.config
+    translations = load_translations(run, prepared)
+    items = pl.read_parquet(run.items)
+    labelled = label(translations, items, config)
+    metrics = with_provenance(compute_metrics(labelled, config), info, config)
+    write_parquet_atomic(labelled.to_arrow(), run.labels)
+    write_parquet_atomic(metrics.to_arrow(), run.metrics)
+    return metrics
