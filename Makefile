@@ -21,10 +21,10 @@ test: $(STAMP)
 
 sweep: $(STAMP)
 	@out=$(RUNS)/$$(basename $(CONFIG) .yaml)-$$(date -u +%Y%m%dT%H%M%SZ); \
-	start=$$(date +%s.%N); \
+	start=$$(date +%s%N); \
 	$(BIN)/biaseval sweep --config $(CONFIG) --out $$out || exit $$?; \
-	end=$$(date +%s.%N); \
-	printf 'make sweep: %.1f s wall clock (Ray start included); report at %s/report.md\n' $$(echo "$$end - $$start" | bc) $$out
+	ms=$$(( ($$(date +%s%N) - start) / 1000000 )); \
+	echo "make sweep: $$((ms / 1000)).$$(printf '%03d' $$((ms % 1000))) s wall clock (Ray start included); report at $$out/report.md"
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

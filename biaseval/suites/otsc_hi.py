@@ -17,8 +17,9 @@ CORPUS = "TGBI and Simple Context Evaluation/corpus"
 OCCUPATIONS = f"{CORPUS}/jobslist.txt"
 GENDERS = ("female", "male")
 
-# The template and its gendered fillers.
-TEMPLATE = "मैं उसे काफ़ी समय से {know} हूँ, {my} दोस्त {occupation} का काम {does} है."
+# The template and its gendered fillers. "काफ़ी" is spelt with the precomposed letter फ़ (U+095E)
+# as upstream does; NFC would decompose it, so it is written as an escape to keep it exact.
+TEMPLATE = "मैं उसे का\u095eी समय से {know} हूँ, {my} दोस्त {occupation} का काम {does} है."
 SPEAKER_FORMS = {"female": {"know": "जानती"}, "male": {"know": "जानता"}}
 FRIEND_FORMS = {"female": {"my": "मेरी", "does": "करती"}, "male": {"my": "मेरा", "does": "करता"}}
 

@@ -1,0 +1,115 @@
+"""Metric functions on small frames with hand-computed values, and the bootstrap's behaviour."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from biaseval.metrics import gender_shares, tgbi, winomt
+from biaseval.metrics.bootstrap import interval, resample_counts, rng_for
+
+
+def frame(system="s", suite="x", **cols) -> pl.DataFrame:
+    n = len(next(iter(cols.values())))
+    return pl.DataFrame({"system": [system] * n, "suite": [suite] * n, **cols})
+
+
+def metric(tidy: pl.DataFrame, subset: str, name: str, system: str = "s") -> dict:
+    rows = tidy.filter((pl.col("subset") == subset) & (pl.col("metric") == name) & (pl.col("system") == system))
+    assert rows.height == 1, (subset, name)
+    return rows.row(0, named=True)
+
+
+def test_shares_fold_ambiguous_into_neutral():
+    labelled = frame(subset=["a"] * 10, label=["male"] * 5 + ["female"] * 2 + ["neutral"] * 2 + ["ambiguous"])
+    out = gender_shares(labelled, n_boot=200)
+    assert metric(out, "a", "p_m")["value"] == 0.5
+    assert metric(out, "a", "p_f")["value"] == 0.2
+    assert metric(out, "a", "p_n")["value"] == pytest.approx(0.3)
+    assert metric(out, "a", "p_m")["n"] == 10
+
+
+def test_tgbi_formula_and_mean_over_index_sets():
+    labelled = pl.concat([
+        frame(subset=["s1"] * 4, label=["male", "male", "female", "neutral"]),  # sqrt(.5*.25+.25)
+        frame(subset=["s2"] * 2, label=["neutral", "neutral"]),  # 1
+        frame(subset=["extra"] * 1, label=["male"]),  # 0, not in the index
+    ])
+    out = tgbi(labelled, index_sets=("s1", "s2"), n_boot=200)
+    p1 = math.sqrt(0.5 * 0.25 + 0.25)
+    assert metric(out, "s1", "P")["value"] == pytest.approx(p1)
+    assert metric(out, "s2", "P")["value"] == 1.0
+    assert metric(out, "extra", "P")["value"] == 0.0
+    assert metric(out, "all", "tgbi")["value"] == pytest.approx((p1 + 1) / 2)
+    # no index row when a set is missing
+    assert tgbi(labelled, index_sets=("s1", "s3"), n_boot=10).filter(pl.col("metric") == "tgbi").height == 0
+
+
+def _wino(gold, pred, stereo):
+    return frame(gold=gold, label=pred, stereotype=stereo, subset=stereo)
+
+
+def test_winomt_hand_computed():
+    # pro: 4 items, anti: 4 items
+    gold = ["male", "male", "female", "female", "male", "male", "female", "female"]
+    pred = ["male", "male", "female", "male", "female", "neutral", "female", "ambiguous"]
+    stereo = ["pro"] * 4 + ["anti"] * 4
+    out = winomt(_wino(gold, pred, stereo), n_boot=200)
+    # all: correct = 2+1 (pro) + 1 (anti) = 4 of 8
+    assert metric(out, "all", "acc")["value"] == 0.5
+    # male: tp=2, fp=1 (female gold predicted male), fn=2 -> F1 = 4/(4+1+2)
+    assert metric(out, "all", "f1_male")["value"] == pytest.approx(4 / 7)
+    # female: tp=2, fp=1, fn=2 -> 4/7
+    assert metric(out, "all", "f1_female")["value"] == pytest.approx(4 / 7)
+    assert metric(out, "all", "delta_g")["value"] == pytest.approx(0.0)
+    assert metric(out, "all", "neutral")["value"] == pytest.approx(2 / 8)  # neutral + ambiguous
+    # pro: male F1 = 2*2/(4+1+0)=0.8, female F1 = 2/(2+0+1)=2/3; anti: male 0 (tp 0), female 2/(2+1+1)=0.5
+    assert metric(out, "pro", "macro_f1")["value"] == pytest.approx((0.8 + 2 / 3) / 2)
+    assert metric(out, "anti", "macro_f1")["value"] == pytest.approx((0 + 0.5) / 2)
+    assert metric(out, "all", "delta_s")["value"] == pytest.approx((0.8 + 2 / 3) / 2 - 0.25)
+    acc_basis = winomt(_wino(gold, pred, stereo), basis="acc", n_boot=10)
+    assert metric(acc_basis, "all", "delta_s")["value"] == pytest.approx(3 / 4 - 1 / 4)
+    with pytest.raises(ValueError):
+        winomt(_wino(gold, pred, stereo), basis="f1")
+
+
+def test_bootstrap_is_seeded_and_brackets_the_value():
+    labelled = frame(subset=["a"] * 300, label=(["male"] * 200 + ["female"] * 60 + ["neutral"] * 40))
+    first = gender_shares(labelled, n_boot=500, seed=7)
+    again = gender_shares(labelled, n_boot=500, seed=7)
+    other = gender_shares(labelled, n_boot=500, seed=8)
+    assert first.equals(again)
+    assert not first.equals(other)
+    for row in first.iter_rows(named=True):
+        assert row["ci_low"] < row["value"] < row["ci_high"]
+    # the normal approximation for p_m = 2/3 at n = 300: half-width ~ 1.96 * sqrt(p(1-p)/n) = 0.053
+    pm = metric(first, "a", "p_m")
+    assert (pm["ci_high"] - pm["ci_low"]) / 2 == pytest.approx(1.96 * math.sqrt(2 / 3 / 3 / 300), rel=0.15)
+
+
+def test_adding_a_system_does_not_change_another_systems_interval():
+    a = frame(system="a", subset=["x"] * 50, label=["male"] * 30 + ["female"] * 20)
+    b = frame(system="b", subset=["x"] * 50, label=["male"] * 10 + ["female"] * 40)
+    alone = gender_shares(a, n_boot=300, seed=1)
+    together = gender_shares(pl.concat([a, b]), n_boot=300, seed=1).filter(pl.col("system") == "a")
+    assert alone.equals(together)
+
+
+def test_multinomial_resampling_matches_item_resampling():
+    """Drawing counts from Multinomial(n, shares) is the item bootstrap: compare the two in distribution."""
+    outcomes = np.array([0] * 70 + [1] * 20 + [2] * 10)
+    counts = np.bincount(outcomes, minlength=3)
+    rng = np.random.default_rng(0)
+    by_items = np.array([np.bincount(rng.choice(outcomes, outcomes.size), minlength=3) for _ in range(4000)])
+    by_counts = resample_counts(counts, 4000, rng_for(0, "t"))
+    assert by_counts.sum(axis=1).tolist() == [100] * 4000
+    np.testing.assert_allclose(by_items.mean(axis=0), by_counts.mean(axis=0), rtol=0.03)
+    np.testing.assert_allclose(by_items.std(axis=0), by_counts.std(axis=0), rtol=0.08)
+
+
+def test_interval_ignores_undefined_replicates():
+    assert interval(np.array([np.nan, 1.0, 1.0])) == (1.0, 1.0)
+    assert all(math.isnan(v) for v in interval(np.array([np.nan])))
