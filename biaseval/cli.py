@@ -34,13 +34,15 @@ def main() -> None:
 @main.command()
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="run config (YAML)")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="run directory (reused to resume)")
+@click.option("--systems", default=None, help="comma-separated subset of the config's systems")
 @click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
-def sweep(config_path: Path, out: Path, address: str | None) -> None:
+def sweep(config_path: Path, out: Path, systems: str | None, address: str | None) -> None:
     """Translate every suite with every system, then score and write the report."""
     from .pipeline import sweep as run_sweep
 
     die_after = os.environ.get("BIASEVAL_TEST_DIE_AFTER_SHARDS")
-    summary = run_sweep(config_path, out, address=address, die_after=int(die_after) if die_after else None)
+    summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
+                        die_after=int(die_after) if die_after else None)
     s = summary.sweep
     click.echo(
         f"sweep: {s.shards} shards ({s.skipped} reused), {summary.metrics.height} metric rows, "

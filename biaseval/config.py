@@ -66,6 +66,14 @@ class RunConfig(_Frozen):
             raise ValueError(f"suite listed twice: {', '.join(dupes)}")
         return suites
 
+    def select_systems(self, names: list[str]) -> "RunConfig":
+        """The same run restricted to some of its systems (``--systems a,b``)."""
+        known: Registry[str] = Registry("system")
+        for name in self.systems:
+            known.add(name, name)
+        chosen = {known.get(name, "--systems"): self.systems[name] for name in names}
+        return self.model_copy(update={"systems": chosen})
+
     def config_hash(self) -> str:
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -42,12 +42,14 @@ def score(out: str | Path) -> pl.DataFrame:
     return metrics
 
 
-def sweep(config_path: str | Path, out: str | Path, *, address: str | None = None,
-          die_after: int | None = None, stream=sys.stderr) -> RunSummary:
+def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None = None,
+          address: str | None = None, die_after: int | None = None, stream=sys.stderr) -> RunSummary:
     """Validate everything, translate what is not finished yet, then score and report."""
     start = time.monotonic()
     config_path = Path(config_path)
     config = load_config(config_path)
+    if systems:
+        config = config.select_systems(systems)
     prepared = prepare(config, config_path.resolve().parent)
     result = run_translations(prepared, Path(out), config_path, address=address, die_after=die_after, stream=stream)
     metrics = score(out)

@@ -1,0 +1,141 @@
+"""Sweep machinery: shards are atomic, a killed sweep resumes, a rerun never duplicates or loses rows."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from biaseval.errors import RunDirError, SweepFailed
+from biaseval.pipeline import sweep
+from conftest import REPO
+
+SUITES = ["otsc-hi", "winomt-hi"]
+SYSTEMS = ["google", "aws"]
+ITEMS = 4 * 1071 + 704
+
+
+def small_config(tmp_path: Path, shard_size: int = 500, name: str = "small.yaml") -> Path:
+    config = yaml.safe_load((REPO / "conf" / "paper.yaml").read_text(encoding="utf-8"))
+    config["suites"] = SUITES
+    config["systems"] = {k: v for k, v in config["systems"].items() if k in SYSTEMS}
+    for system in config["systems"].values():
+        system["options"]["files"] = {s: f for s, f in system["options"]["files"].items() if s in SUITES}
+    config["sweep"] = {"shard_size": shard_size}
+    config["metrics"] = {"bootstrap": 200, "seed": 1}
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def shard_files(out: Path) -> list[Path]:
+    return sorted((out / "translations").rglob("shard-*.parquet"))
+
+
+def assert_complete(out: Path) -> pl.DataFrame:
+    """Exactly one translation row per item × system, in shards and in labels."""
+    rows = pl.read_parquet(shard_files(out))
+    assert rows.height == ITEMS * len(SYSTEMS)
+    assert rows.select(pl.struct("system", "item_id").n_unique()).item() == rows.height
+    assert rows["translation"].null_count() == 0
+    labels = pl.read_parquet(out / "labels.parquet")
+    assert labels.height == rows.height
+    assert not list(out.rglob("*.tmp")), "temporary files left behind"
+    return pl.read_parquet(out / "metrics.parquet")
+
+
+def _values(metrics: pl.DataFrame) -> pl.DataFrame:
+    return metrics.select("system", "suite", "subset", "metric", "value", "n", "ci_low", "ci_high").sort(
+        "system", "suite", "subset", "metric")
+
+
+def test_worker_death_then_resume(tmp_path, data_dir, ray_local):
+    config = small_config(tmp_path)
+    out = tmp_path / "run"
+    with pytest.raises(SweepFailed, match="rerun of the same command resumes"):
+        sweep(config, out, die_after=3)  # every actor exits after its third shard
+    done = shard_files(out)
+    total = 2 * (9 + 2)  # per system: otsc 4284 items in 9 shards, winomt-hi pro/anti in 2
+    assert 3 <= len(done) < total
+    assert not (out / "metrics.parquet").exists()
+    assert not list(out.rglob("*.tmp"))
+    before = {p: p.stat().st_mtime_ns for p in done}
+
+    resumed = sweep(config, out)
+    assert resumed.sweep.skipped == len(done) and resumed.sweep.shards == total
+    assert resumed.sweep.translated_rows == ITEMS * 2 - pl.read_parquet(done).height
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items()), "finished shards were rewritten"
+    metrics = assert_complete(out)
+
+    clean = sweep(config, tmp_path / "clean")
+    assert _values(metrics).equals(_values(clean.metrics))
+
+    again = sweep(config, out)  # nothing left to translate
+    assert again.sweep.translated_rows == 0 and again.sweep.skipped == total
+    assert_complete(out)
+
+
+def test_changed_plan_is_refused(tmp_path, data_dir, ray_local):
+    out = tmp_path / "run"
+    sweep(small_config(tmp_path), out)
+    with pytest.raises(RunDirError, match="written for different work"):
+        sweep(small_config(tmp_path, shard_size=700, name="other.yaml"), out)
+
+
+def test_foreign_directory_is_refused(tmp_path, data_dir):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(RunDirError, match="not empty and holds no run.json"):
+        sweep(small_config(tmp_path), out)
+
+
+def test_killed_process_resumes_exactly(tmp_path, data_dir):
+    """SIGKILL a whole sweep process (driver, Ray and workers) mid-way; the rerun completes exactly."""
+    config = small_config(tmp_path, shard_size=40)
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "biaseval.cli", "sweep", "--config", str(config), "--out", str(out)]
+    ray_tmp = tempfile.mkdtemp(prefix="bv", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
+    env = {**os.environ, "RAY_TMPDIR": ray_tmp}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(shard_files(out)) < 5 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    # Ray workers may sit in their own process groups: wait for every process of that Ray to be gone
+    # (killing stragglers) before counting what the interrupted sweep left behind.
+    deadline = time.monotonic() + 30
+    while _ray_processes(ray_tmp) and time.monotonic() < deadline:
+        subprocess.run(["pkill", "-9", "-f", ray_tmp], capture_output=True)
+        time.sleep(0.2)
+    assert _ray_processes(ray_tmp) == []
+    interrupted = len(shard_files(out))
+    assert 5 <= interrupted < 2 * (108 + 18)
+    assert not (out / "metrics.parquet").exists()
+
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert f"resuming {out}: {interrupted} of" in result.stderr
+    assert_complete(out)
+    assert _ray_processes(ray_tmp) == [], "the sweep left Ray processes behind"
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def _ray_processes(marker: str) -> list[str]:
+    return subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
