@@ -13,7 +13,7 @@ from .config import MetricsConfig, RunConfig
 from .datasets import get_spec
 from .detect import label_expr
 from .errors import RunDirError
-from .metrics import gender_shares, tgbi, winomt
+from .metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from .registry import Registry
 from .store import RunDir, write_parquet_atomic
 from .suites import SUITES
@@ -27,52 +27,57 @@ def _stats(m: MetricsConfig) -> dict:
     return {"n_boot": m.bootstrap, "seed": m.seed, "confidence": m.confidence}
 
 
+# What scoring reads from the shards, and what labels.parquet holds (sources are in items.parquet;
+# each suite's detector is named in metrics.parquet and run.json).
+LABEL_INPUT = ["system", "suite", "subset", "item_id", "translation", "gold", "occupation", "stereotype",
+               "system_version", "run_id"]
+LABEL_COLUMNS = ["system", "suite", "subset", "item_id", "translation", "label", "gold", "occupation",
+                 "stereotype", "system_version", "run_id"]
+
 SCORERS.add("tgbi", lambda labelled, params, m: tgbi(labelled, **params, **_stats(m)))
 SCORERS.add("otsc", lambda labelled, params, m: gender_shares(labelled, **params, **_stats(m)))
 SCORERS.add("winomt", lambda labelled, params, m: winomt(labelled, **params, **_stats(m)))
 
 
-def load_translations(run: RunDir, prepared: Prepared) -> pl.DataFrame:
-    """All planned shards; checks there is exactly one row per item × system."""
+def load_translations(run: RunDir, prepared: Prepared) -> dict[str, pl.DataFrame]:
+    """All planned shards, per suite; checks there is exactly one row per item × system."""
     shards = plan(prepared)
     files = shard_files(run, shards)
     missing = [str(f) for f in files if not f.exists()]
     if missing:
-        raise RunDirError(f"{run.root}: {len(missing)} of {len(files)} shards are not finished (first: {missing[0]}); rerun the sweep to complete them")
-    frame = pl.read_parquet(files) if files else pl.DataFrame()
+        raise RunDirError(f"{run.root}: {len(missing)} of {len(files)} shards are not finished (first: {missing[0]}); "
+                          f"rerun the sweep to complete them")
+    by_suite: dict[str, list] = {}
+    for shard, path in zip(shards, files):
+        by_suite.setdefault(shard.suite, []).append(path)
+    frames = {suite: pl.read_parquet(paths, columns=LABEL_INPUT) for suite, paths in by_suite.items()}
     expected = sum(s.size for s in shards)
-    unique = frame.select(pl.struct("system", "item_id").n_unique()).item() if frame.height else 0
-    if frame.height != expected or unique != expected:
-        raise RunDirError(f"{run.root}: translations hold {frame.height} rows ({unique} distinct item × system), expected {expected}")
-    return frame
+    rows = sum(f.height for f in frames.values())
+    unique = sum(f.select(pl.struct("system", "item_id").n_unique()).item() for f in frames.values())
+    if rows != expected or unique != expected:
+        raise RunDirError(f"{run.root}: translations hold {rows} rows ({unique} distinct item × system), expected {expected}")
+    return frames
 
 
-def label(translations: pl.DataFrame, items: pl.DataFrame, config: RunConfig) -> pl.DataFrame:
-    """One row per item × system with the detector's label and the item's gold information."""
-    gold = items.select("item_id", "gold", "occupation", "stereotype")
-    parts = []
-    for suite in config.suites:
-        rule_set = config.detector_for(suite)
-        part = translations.filter(pl.col("suite") == suite).with_columns(
-            label_expr(rule_set, "translation").alias("label"),
-            pl.lit(rule_set.signature).alias("detector"),
-        )
-        parts.append(part)
-    labelled = pl.concat(parts).join(gold, on="item_id", how="left")
-    return labelled.select(
-        "system", "suite", "subset", "item_id", "source", "translation", "label", "gold",
-        "occupation", "stereotype", "detector", "system_version", "run_id",
-    ).sort("system", "item_id")
+def label(translations: dict[str, pl.DataFrame], config: RunConfig) -> dict[str, pl.DataFrame]:
+    """Per suite: one row per item × system with the detector's label beside the item's gold information.
+
+    ``translations`` maps each suite to its translation rows (the shards are stored per suite).
+    """
+    return {
+        suite: frame.with_columns(label_expr(config.detector_for(suite), "translation").alias("label")).select(LABEL_COLUMNS)
+        for suite, frame in translations.items()
+    }
 
 
-def compute_metrics(labelled: pl.DataFrame, config: RunConfig) -> pl.DataFrame:
+def compute_metrics(labelled: dict[str, pl.DataFrame], config: RunConfig) -> pl.DataFrame:
+    """Each suite's metrics, by the scorer its suite names; one tidy frame."""
     frames = []
-    for name in config.suites:
+    for name, part in labelled.items():
         suite = SUITES.get(name)
-        part = labelled.filter(pl.col("suite") == name)
         if part.height:
             frames.append(SCORERS.get(suite.scorer)(part, dict(suite.scorer_params), config.metrics))
-    return pl.concat(frames) if frames else pl.DataFrame()
+    return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
 
 
 def with_provenance(metrics: pl.DataFrame, run_info: dict, config: RunConfig) -> pl.DataFrame:
@@ -109,9 +114,8 @@ def score_run(run: RunDir) -> pl.DataFrame:
     info = run.read_run()
     config = prepared.config
     translations = load_translations(run, prepared)
-    items = pl.read_parquet(run.items)
-    labelled = label(translations, items, config)
+    labelled = label(translations, config)
     metrics = with_provenance(compute_metrics(labelled, config), info, config)
-    write_parquet_atomic(labelled.to_arrow(), run.labels)
+    write_parquet_atomic(pl.concat(labelled.values()).to_arrow(), run.labels)
     write_parquet_atomic(metrics.to_arrow(), run.metrics)
     return metrics

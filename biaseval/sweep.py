@@ -43,6 +43,9 @@ TRANSLATION_SCHEMA = pa.schema(
         ("src_lang", pa.string()),
         ("tgt_lang", pa.string()),
         ("source", pa.string()),
+        ("gold", pa.string()),  # copied from the item, so a shard scores without a join
+        ("occupation", pa.string()),
+        ("stereotype", pa.string()),
         ("translation", pa.string()),
         ("error", pa.string()),
         ("run_id", pa.string()),
@@ -135,7 +138,8 @@ def translation_table(items: pl.DataFrame, translations: list[str | None], error
                       system: str, version: str, run_id: str) -> pa.Table:
     n = items.height
     now = datetime.now(timezone.utc)
-    frame = items.select("item_id", "suite", "subset", "src_lang", "tgt_lang", "source").with_columns(
+    frame = items.select("item_id", "suite", "subset", "src_lang", "tgt_lang", "source", "gold", "occupation",
+                         "stereotype").with_columns(
         pl.lit(system).alias("system"),
         pl.lit(version).alias("system_version"),
         pl.Series("translation", translations, dtype=pl.String),

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from biaseval.metrics import gender_shares, tgbi, winomt
-from biaseval.metrics.bootstrap import interval, resample_counts, rng_for
+from biaseval.metrics.bootstrap import intervals, resample_counts, rng_for
 
 
 def frame(system="s", suite="x", **cols) -> pl.DataFrame:
@@ -110,6 +110,8 @@ def test_multinomial_resampling_matches_item_resampling():
     np.testing.assert_allclose(by_items.std(axis=0), by_counts.std(axis=0), rtol=0.08)
 
 
-def test_interval_ignores_undefined_replicates():
-    assert interval(np.array([np.nan, 1.0, 1.0])) == (1.0, 1.0)
-    assert all(math.isnan(v) for v in interval(np.array([np.nan])))
+def test_intervals_ignore_undefined_replicates():
+    low, high = intervals(np.array([[np.nan, 1.0, 1.0], [np.nan, np.nan, np.nan], [0.0, 1.0, 2.0]]))
+    assert (low[0], high[0]) == (1.0, 1.0)
+    assert math.isnan(low[1]) and math.isnan(high[1])
+    assert low[2] == pytest.approx(0.05) and high[2] == pytest.approx(1.95)

@@ -9,17 +9,22 @@ of fixed size) draw each stratum separately.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import numpy as np
 
 CONFIDENCE = 0.95
 
 
+@lru_cache(maxsize=65536)
+def _word(key: str) -> int:
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
+
+
 def rng_for(seed: int, *keys: str) -> np.random.Generator:
     """A generator that depends on the seed and on the names of what is resampled, so adding a
     system or a subset to a run does not change the intervals of the others."""
-    words = [int.from_bytes(hashlib.sha256(k.encode()).digest()[:4], "little") for k in keys]
-    return np.random.default_rng([seed, *words])
+    return np.random.default_rng([seed, *map(_word, keys)])
 
 
 def resample_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -37,12 +42,19 @@ def resample_strata(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -
     return np.stack([resample_counts(c, n_boot, rng) for c in counts], axis=1)
 
 
-def interval(replicates: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Percentile interval of replicate values (NaNs, from undefined statistics, are ignored)."""
+def intervals(replicates: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile intervals, one per row of ``replicates`` (rows × n_boot). NaN replicates (undefined
+    statistics) are ignored; a row with none defined gets a NaN interval."""
     values = np.asarray(replicates, dtype=float)
-    values = values[~np.isnan(values)]
-    if values.size == 0:
-        return (float("nan"), float("nan"))
     tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return float(low), float(high)
+    defined = ~np.isnan(values).all(axis=1)
+    low = np.full(values.shape[0], np.nan)
+    high = np.full(values.shape[0], np.nan)
+    if defined.any():
+        rows = values[defined]
+        if np.isnan(rows).any():
+            bounds = np.nanpercentile(rows, [tail, 100 - tail], axis=1)
+        else:
+            bounds = np.percentile(rows, [tail, 100 - tail], axis=1)
+        low[defined], high[defined] = bounds
+    return low, high

@@ -14,66 +14,71 @@ import numpy as np
 import polars as pl
 
 from .bootstrap import CONFIDENCE, resample_counts, rng_for
-from .tidy import counts_by, metric_row, to_frame
+from .tidy import MetricRows, count_cells
 
 CLASSES = ("male", "female", "neutral")
+SHARE_METRICS = ("p_m", "p_f", "p_n")
 
 
-def gender3(label: pl.Expr) -> pl.Expr:
-    """male / female / neutral, with ambiguous folded into neutral."""
-    return pl.when(label == "ambiguous").then(pl.lit("neutral")).otherwise(label)
+CLASS_INDEX = {"male": 0, "female": 1, "neutral": 2, "ambiguous": 2}  # ambiguous counts as neutral
 
 
-def _shares(counts: np.ndarray) -> np.ndarray:
-    """counts (..., 3) in CLASSES order -> shares (..., 3)."""
+def shares(counts: np.ndarray) -> np.ndarray:
+    """counts (..., 3) in CLASSES order -> shares (..., 3); NaN where a set is empty."""
     total = counts.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, counts / np.maximum(total, 1), np.nan)
 
 
-def tgbi_p(shares: np.ndarray) -> np.ndarray:
-    return np.sqrt(shares[..., 0] * shares[..., 1] + shares[..., 2])
+def tgbi_p(share: np.ndarray) -> np.ndarray:
+    return np.sqrt(share[..., 0] * share[..., 1] + share[..., 2])
 
 
-def _per_set(labelled: pl.DataFrame, n_boot: int, seed: int):
-    """Yield (system, suite, subset, n, counts, replicate counts) per set."""
-    frame = labelled.with_columns(gender3(pl.col("label")).alias("g3"))
-    table = counts_by(frame, ["system", "suite", "subset"], "g3", CLASSES)
-    for row in table.iter_rows(named=True):
-        counts = np.array([row[c] for c in CLASSES])
-        reps = resample_counts(counts, n_boot, rng_for(seed, row["system"], row["suite"], row["subset"]))
-        yield row["system"], row["suite"], row["subset"], row["n"], counts, reps
+class _Sets:
+    """Per system × suite × subset: the class counts and their bootstrap replicates, as arrays."""
+
+    def __init__(self, labelled: pl.DataFrame, n_boot: int, seed: int):
+        cells: dict[tuple[str, str, str], np.ndarray] = {}
+        for system, suite, subset, label, count in count_cells(labelled, ["system", "suite", "subset", "label"]):
+            row = cells.setdefault((system, suite, subset), np.zeros(len(CLASSES), dtype=np.int64))
+            if label is not None:  # a missing translation is not scored
+                row[CLASS_INDEX[label]] += count
+        self.keys = list(cells)
+        counts = np.array(list(cells.values()), dtype=np.int64).reshape(-1, len(CLASSES))
+        self.n = counts.sum(axis=1)
+        self.point = shares(counts)  # (G, 3)
+        reps = np.stack([resample_counts(c, n_boot, rng_for(seed, *k)) for c, k in zip(counts, self.keys)]) \
+            if self.keys else np.zeros((0, n_boot, 3))
+        self.reps = shares(reps)  # (G, n_boot, 3)
+
+    def add_shares(self, rows: MetricRows) -> None:
+        for g, (system, suite, subset) in enumerate(self.keys):
+            for k, metric in enumerate(SHARE_METRICS):
+                rows.add(system, suite, subset, metric, self.point[g, k], self.n[g], self.reps[g, :, k])
 
 
 def gender_shares(labelled: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0,
                   confidence: float = CONFIDENCE) -> pl.DataFrame:
     """p_m, p_f, p_n per system × suite × subset. ``labelled`` needs system, suite, subset, label."""
-    rows = []
-    for system, suite, subset, n, counts, reps in _per_set(labelled, n_boot, seed):
-        point, rep_shares = _shares(counts), _shares(reps)
-        for k, metric in enumerate(("p_m", "p_f", "p_n")):
-            rows.append(metric_row(system, suite, subset, metric, point[k], n, rep_shares[:, k], confidence))
-    return to_frame(rows)
+    rows = MetricRows()
+    _Sets(labelled, n_boot, seed).add_shares(rows)
+    return rows.frame(confidence)
 
 
 def tgbi(labelled: pl.DataFrame, *, index_sets: Sequence[str], n_boot: int = 1000, seed: int = 0,
          confidence: float = CONFIDENCE) -> pl.DataFrame:
     """p_m, p_f, p_n and P per set, and subset ``all`` metric ``tgbi``: the mean P over ``index_sets``
     (only when every one of them is present for the system)."""
-    rows = []
-    per_system: dict[tuple[str, str], dict[str, tuple[float, np.ndarray, int]]] = {}
-    for system, suite, subset, n, counts, reps in _per_set(labelled, n_boot, seed):
-        point, rep_shares = _shares(counts), _shares(reps)
-        for k, metric in enumerate(("p_m", "p_f", "p_n")):
-            rows.append(metric_row(system, suite, subset, metric, point[k], n, rep_shares[:, k], confidence))
-        p_point, p_reps = float(tgbi_p(point)), tgbi_p(rep_shares)
-        rows.append(metric_row(system, suite, subset, "P", p_point, n, p_reps, confidence))
-        per_system.setdefault((system, suite), {})[subset] = (p_point, p_reps, n)
-    for (system, suite), sets in per_system.items():
-        if not all(s in sets for s in index_sets):
-            continue
-        value = float(np.mean([sets[s][0] for s in index_sets]))
-        reps = np.mean([sets[s][1] for s in index_sets], axis=0)
-        n = sum(sets[s][2] for s in index_sets)
-        rows.append(metric_row(system, suite, "all", "tgbi", value, n, reps, confidence))
-    return to_frame(rows)
+    sets = _Sets(labelled, n_boot, seed)
+    rows = MetricRows()
+    sets.add_shares(rows)
+    p_point, p_reps = tgbi_p(sets.point), tgbi_p(sets.reps)  # (G,), (G, n_boot)
+    members: dict[tuple[str, str], dict[str, int]] = {}
+    for g, (system, suite, subset) in enumerate(sets.keys):
+        rows.add(system, suite, subset, "P", p_point[g], sets.n[g], p_reps[g])
+        members.setdefault((system, suite), {})[subset] = g
+    for (system, suite), index in members.items():
+        if all(s in index for s in index_sets):
+            chosen = [index[s] for s in index_sets]
+            rows.add(system, suite, "all", "tgbi", p_point[chosen].mean(), sets.n[chosen].sum(), p_reps[chosen].mean(axis=0))
+    return rows.frame(confidence)

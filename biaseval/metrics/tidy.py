@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .bootstrap import interval
+from .bootstrap import intervals
 
 METRIC_SCHEMA: dict[str, pl.DataType] = {
     "system": pl.String,
@@ -19,24 +19,34 @@ METRIC_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def metric_row(system: str, suite: str, subset: str, metric: str, value: float, n: int,
-               replicates: np.ndarray, confidence: float) -> dict:
-    low, high = interval(replicates, confidence)
-    return {"system": system, "suite": suite, "subset": subset, "metric": metric,
-            "value": float(value), "n": int(n), "ci_low": low, "ci_high": high}
+class MetricRows:
+    """Collects metric values with their bootstrap replicates; intervals are computed in one batch."""
 
+    def __init__(self) -> None:
+        self.keys: list[tuple[str, str, str, str]] = []
+        self.values: list[float] = []
+        self.ns: list[int] = []
+        self.replicates: list[np.ndarray] = []
 
-def to_frame(rows: list[dict]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=METRIC_SCHEMA)
+    def add(self, system: str, suite: str, subset: str, metric: str, value: float, n: int,
+            replicates: np.ndarray) -> None:
+        self.keys.append((system, suite, subset, metric))
+        self.values.append(float(value))
+        self.ns.append(int(n))
+        self.replicates.append(np.asarray(replicates, dtype=float))
 
-
-def counts_by(labelled: pl.DataFrame, keys: list[str], column: str, categories: tuple[str, ...]) -> pl.DataFrame:
-    """Per group of ``keys``: n and one count column per category of ``column`` (wide, zero-filled)."""
-    return (
-        labelled.group_by(keys)
-        .agg(
-            pl.len().alias("n"),
-            *[(pl.col(column) == c).sum().alias(c) for c in categories],
+    def frame(self, confidence: float) -> pl.DataFrame:
+        if not self.keys:
+            return pl.DataFrame(schema=METRIC_SCHEMA)
+        low, high = intervals(np.stack(self.replicates), confidence)
+        system, suite, subset, metric = zip(*self.keys)
+        return pl.DataFrame(
+            {"system": system, "suite": suite, "subset": subset, "metric": metric, "value": self.values,
+             "n": self.ns, "ci_low": low, "ci_high": high},
+            schema=METRIC_SCHEMA,
         )
-        .sort(keys)
-    )
+
+
+def count_cells(labelled: pl.DataFrame, keys: list[str]) -> list[tuple]:
+    """Rows of (*keys, count): how many rows share each combination of ``keys`` (one group-by pass)."""
+    return labelled.lazy().group_by(keys).len().collect().sort(keys).rows()

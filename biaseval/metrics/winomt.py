@@ -17,8 +17,8 @@ import numpy as np
 import polars as pl
 
 from .bootstrap import CONFIDENCE, resample_strata, rng_for
-from .proportions import CLASSES, gender3
-from .tidy import metric_row, to_frame
+from .proportions import CLASS_INDEX, CLASSES
+from .tidy import MetricRows, count_cells
 
 STRATA = ("pro", "anti")
 M, F, N = 0, 1, 2
@@ -73,13 +73,13 @@ def all_metrics(strata_conf: np.ndarray, basis: str) -> dict[str, np.ndarray]:
 
 def confusion(labelled: pl.DataFrame) -> dict[tuple[str, str], np.ndarray]:
     """Per (system, suite): counts shaped (strata, gold, pred) over STRATA × CLASSES × CLASSES."""
-    frame = labelled.with_columns(gender3(pl.col("label")).alias("pred"))
-    grouped = frame.group_by(["system", "suite", "stereotype", "gold", "pred"]).agg(pl.len().alias("count"))
     out: dict[tuple[str, str], np.ndarray] = {}
-    for row in grouped.iter_rows(named=True):
-        key = (row["system"], row["suite"])
-        conf = out.setdefault(key, np.zeros((len(STRATA), len(CLASSES), len(CLASSES)), dtype=np.int64))
-        conf[STRATA.index(row["stereotype"]), CLASSES.index(row["gold"]), CLASSES.index(row["pred"])] += row["count"]
+    for system, suite, stereotype, gold, label, count in count_cells(
+        labelled, ["system", "suite", "stereotype", "gold", "label"]
+    ):
+        conf = out.setdefault((system, suite), np.zeros((len(STRATA), len(CLASSES), len(CLASSES)), dtype=np.int64))
+        if label is not None:  # a missing translation is not scored
+            conf[STRATA.index(stereotype), CLASSES.index(gold), CLASS_INDEX[label]] += count
     return out
 
 
@@ -92,18 +92,21 @@ def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", n_boot: int = 100
     """
     if basis not in ("macro_f1", "acc"):
         raise ValueError(f"basis must be 'macro_f1' or 'acc', not {basis!r}")
-    rows = []
-    for (system, suite), conf in sorted(confusion(labelled).items()):
-        reps = resample_strata(conf, n_boot, rng_for(seed, system, suite))
-        n_all = int(conf.sum())
-        point, boot = all_metrics(conf, basis), all_metrics(reps, basis)
+    rows = MetricRows()
+    groups = sorted(confusion(labelled).items())
+    if not groups:
+        return rows.frame(confidence)
+    conf = np.stack([c for _, c in groups])  # (G, strata, gold, pred)
+    reps = np.stack([resample_strata(c, n_boot, rng_for(seed, system, suite)) for (system, suite), c in groups])
+    point, boot = all_metrics(conf, basis), all_metrics(reps, basis)
+    strata_point = [set_metrics(conf[:, s]) for s in range(len(STRATA))]
+    strata_boot = [set_metrics(reps[:, :, s]) for s in range(len(STRATA))]
+    for g, ((system, suite), c) in enumerate(groups):
         for metric in point:
-            rows.append(metric_row(system, suite, "all", metric, point[metric], n_all, boot[metric], confidence))
+            rows.add(system, suite, "all", metric, point[metric][g], c.sum(), boot[metric][g])
         for s, stratum in enumerate(STRATA):
-            n = int(conf[s].sum())
-            if n == 0:
-                continue
-            point, boot = set_metrics(conf[s]), set_metrics(reps[:, s])
-            for metric in point:
-                rows.append(metric_row(system, suite, stratum, metric, point[metric], n, boot[metric], confidence))
-    return to_frame(rows)
+            n = int(c[s].sum())
+            if n:
+                for metric in strata_point[s]:
+                    rows.add(system, suite, stratum, metric, strata_point[s][metric][g], n, strata_boot[s][metric][g])
+    return rows.frame(confidence)

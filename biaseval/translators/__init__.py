@@ -1,6 +1,6 @@
 """Translation backends. Importing this package registers the built-in ones in ``TRANSLATORS``."""
 
-from . import recorded  # noqa: F401  (registration)
+from . import identity, recorded  # noqa: F401  (registration)
 from .base import TRANSLATORS, TextTranslator, Translator
 
 __all__ = ["TRANSLATORS", "TextTranslator", "Translator"]

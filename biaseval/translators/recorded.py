@@ -36,6 +36,8 @@ class RecordedOptions(BaseModel):
 
 @TRANSLATORS.register("recorded")
 class RecordedTranslator(Translator):
+    """Replays outputs recorded earlier, one line per source line."""
+
     Options = RecordedOptions
     options: RecordedOptions
 

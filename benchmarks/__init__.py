@@ -1,0 +1,1 @@
+"""Benchmarks (`make bench`): speed and memory targets, printed as ratios measured in one run."""

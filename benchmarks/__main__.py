@@ -1,0 +1,228 @@
+"""`make bench`: scoring throughput vs a per-line Python baseline, sweep throughput and memory.
+
+Needs the Hindi dataset (BIASEVAL_DATA_DIR). Prints one line per measurement and the ratio to
+its target; every number comes from this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+PAPER = REPO / "conf" / "paper.yaml"
+
+
+def recorded_translations() -> tuple[pl.DataFrame, pl.DataFrame, object]:
+    """All recorded outputs of the paper config, translated in-process (no Ray), with the items."""
+    from biaseval.config import load_config
+    from biaseval.sweep import build_translator, prepare, translation_table
+
+    config = load_config(PAPER)
+    prepared = prepare(config, PAPER.parent)
+    parts = []
+    for system, suites in prepared.coverage.items():
+        items = pl.concat([prepared.items[s] for s in suites])
+        out = build_translator(system, config.systems[system], PAPER.parent).translate_items(items)
+        parts.append(pl.from_arrow(translation_table(items, out, None, system, "bench", "bench")))
+    items = pl.concat([prepared.items[s] for s in config.suites])
+    return pl.concat(parts), items, config
+
+
+def sample_rows(paths: list[Path], limit: int) -> list[dict]:
+    """``limit`` rows drawn evenly from all suites, as Python dicts (the baseline's input)."""
+    columns = ["system", "suite", "subset", "gold", "translation"]
+    table = pa.concat_tables([pq.read_table(p, columns=columns) for p in paths])
+    return table.take(sorted(random.Random(0).sample(range(table.num_rows), limit))).to_pylist()
+
+
+def python_baseline(rows: list[dict], config) -> dict:
+    """The same labels and point metrics (no intervals), one line at a time in plain Python."""
+    from biaseval.detect import label_text
+
+    rules = {s: config.detector_for(s) for s in config.suites}
+    counts: Counter = Counter()
+    for row in rows:
+        label = label_text(rules[row["suite"]], row["translation"])
+        label = "neutral" if label == "ambiguous" else label
+        counts[(row["system"], row["suite"], row["subset"], label, row["gold"])] += 1
+    totals: Counter = Counter()
+    for (system, suite, subset, label, _), n in counts.items():
+        totals[(system, suite, subset)] += n
+    shares: dict = {}
+    for (system, suite, subset, label, _), n in counts.items():
+        shares[(system, suite, subset, label)] = shares.get((system, suite, subset, label), 0) + n / totals[(system, suite, subset)]
+    return shares
+
+
+def _score(paths: dict[str, Path], config) -> tuple[int, int, float]:
+    """Read, label and score the per-suite Parquet files as `biaseval score` does; (rows, metric rows, seconds)."""
+    from biaseval.scoring import LABEL_INPUT, compute_metrics, label
+
+    start = time.perf_counter()
+    translations = {suite: pl.read_parquet(path, columns=LABEL_INPUT) for suite, path in paths.items()}
+    labelled = label(translations, config)
+    metrics = compute_metrics(labelled, config)
+    return sum(f.height for f in labelled.values()), metrics.height, time.perf_counter() - start
+
+
+def bench_scoring(rows_target: int) -> None:
+    base, _, config = recorded_translations()
+    copies = math.ceil(rows_target / base.height)
+    big = pl.concat([base.with_columns((pl.col("system") + f"-{k}").alias("system")) for k in range(copies)])
+    no_intervals = config.model_copy(update={"metrics": config.metrics.model_copy(update={"bootstrap": 1})})
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for suite in config.suites:  # stored per suite, as a run stores its shards
+            paths[suite] = Path(tmp) / f"{suite}.parquet"
+            big.filter(pl.col("suite") == suite).write_parquet(paths[suite])
+        del big
+        _score(paths, no_intervals)  # warm-up (thread pools, regex compilation), not reported
+        n, metric_rows, full = _score(paths, config)
+        _, _, point = _score(paths, no_intervals)
+        rows = sample_rows(list(paths.values()), min(n, 200_000))
+        start = time.perf_counter()  # the baseline's reading is not timed: a conservative comparison
+        python_baseline(rows, config)
+        slow = time.perf_counter() - start
+    full_rate, point_rate, slow_rate = n / full, n / point, len(rows) / slow
+    print(f"scoring: {n:,} rows from Parquet -> labels + {metric_rows:,} metric rows with "
+          f"{config.metrics.bootstrap}-replicate bootstrap CIs in {full:.2f} s = {full_rate / 1e6:.2f} M rows/s "
+          f"(target 2 M: ratio {full_rate / 2e6:.2f})")
+    print(f"scoring without intervals: {point_rate / 1e6:.2f} M rows/s; per-line Python, same labels and counts: "
+          f"{slow_rate / 1e6:.3f} M rows/s ({len(rows):,} rows); speed-up {point_rate / slow_rate:.1f}x "
+          f"(target 20x: ratio {point_rate / slow_rate / 20:.2f})")
+
+
+SWEEP_SYSTEMS = 2
+
+
+def _identity_config(tmp: Path) -> Path:
+    config = {
+        "name": "bench-sweep",
+        "suites": ["tgbi-hi"],
+        "systems": {f"id{k}": {"backend": "identity", "version": "bench"} for k in range(SWEEP_SYSTEMS)},
+        "sweep": {"shard_size": 20_000, "in_flight": 4},
+    }
+    path = tmp / "bench-sweep.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+class PeakAnonRss:
+    """Samples this process's anonymous RSS (its own heap, not the Ray object store's shared memory,
+    which the driver maps and which ru_maxrss would count) and keeps the peak."""
+
+    def __init__(self, every: float = 0.02):
+        import threading
+
+        self.peak_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every,), daemon=True)
+
+    def _sample(self) -> None:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("RssAnon:"):
+                    self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+
+    def _run(self, every: float) -> None:
+        while not self._stop.wait(every):
+            self._sample()
+
+    def __enter__(self):
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+
+def sweep_child(config: str, out: str, rows: int) -> None:
+    """Runs in a child process: the sweep machinery (plan, Ray actors, shard writes) over ``rows``
+    item × system rows with the identity backend; Ray is started before the clock starts."""
+    import ray
+
+    from biaseval.config import load_config
+    from biaseval.sweep import Prepared, prepare, run_translations
+
+    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR")
+    cfg = load_config(config)
+    base = prepare(cfg, Path(config).parent)
+    seed_items = base.items["tgbi-hi"]
+    copies = math.ceil(rows / SWEEP_SYSTEMS / seed_items.height)
+    items = pl.concat([
+        seed_items.with_columns((pl.col("item_id") + f"/{k:04d}").alias("item_id")) for k in range(copies)
+    ]).head(rows // SWEEP_SYSTEMS).sort("item_id")
+    prepared = Prepared(cfg, base.config_dir, {"tgbi-hi": items}, base.coverage, base.dataset_commits)
+    with PeakAnonRss() as rss:
+        start = time.perf_counter()
+        result = run_translations(prepared, Path(out), Path(config), stream=open(os.devnull, "w"))
+        seconds = time.perf_counter() - start
+    ray.shutdown()
+    print(json.dumps({"rows": result.translated_rows, "seconds": seconds, "peak_mb": rss.peak_kb / 1024}))
+
+
+def bench_sweep(sizes: list[int]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        config = _identity_config(tmp_path)
+        results = []
+        for rows in sizes:
+            out = subprocess.run(
+                [sys.executable, "-m", "benchmarks", "--sweep-child", str(config), str(tmp_path / f"run-{rows}"), str(rows)],
+                capture_output=True, text=True, check=True, cwd=REPO,
+            )
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        for r in results:
+            rate = r["rows"] / r["seconds"]
+            print(f"sweep ({SWEEP_SYSTEMS} identity systems, Ray started beforehand): {r['rows']:,} item × system rows in "
+                  f"{r['seconds']:.2f} s = {rate:,.0f} rows/s (target 50 k: ratio {rate / 50e3:.2f}); "
+                  f"driver peak anonymous RSS {r['peak_mb']:.0f} MB")
+        if len(results) > 1:
+            growth = results[-1]["peak_mb"] / results[0]["peak_mb"]
+            print(f"sweep: driver peak anonymous RSS grows {growth:.2f}x from {results[0]['rows']:,} to {results[-1]['rows']:,} rows "
+                  f"(target: flat, ratio {1 / growth:.2f}; the driver still holds each suite's item table)")
+
+
+def bench_make_sweep() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "biaseval.cli", "sweep", "--config", str(PAPER), "--out", str(Path(tmp) / "run")],
+                       check=True, capture_output=True, cwd=REPO)
+        seconds = time.perf_counter() - start
+    print(f"paper reproduction (biaseval sweep conf/paper.yaml, Ray start included): {seconds:.1f} s "
+          f"(target 30 s: ratio {30 / seconds:.2f})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sweep-child", nargs=3, metavar=("CONFIG", "OUT", "ROWS"))
+    parser.add_argument("--rows", type=int, default=2_000_000, help="scoring benchmark size")
+    args = parser.parse_args()
+    if args.sweep_child:
+        sweep_child(args.sweep_child[0], args.sweep_child[1], int(args.sweep_child[2]))
+        return
+    bench_scoring(args.rows)
+    bench_sweep([100_000, 1_000_000])
+    bench_make_sweep()
+
+
+if __name__ == "__main__":
+    main()
