@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -40,9 +39,7 @@ def sweep(config_path: Path, out: Path, systems: str | None, address: str | None
     """Translate every suite with every system, then score and write the report."""
     from .pipeline import sweep as run_sweep
 
-    die_after = os.environ.get("BIASEVAL_TEST_DIE_AFTER_SHARDS")
-    summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
-                        die_after=int(die_after) if die_after else None)
+    summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address)
     s = summary.sweep
     click.echo(
         f"sweep: {s.shards} shards ({s.skipped} reused), {summary.metrics.height} metric rows, "

@@ -95,9 +95,8 @@ class RunConfig(_Frozen):
         cfg = self.systems[system]
         backend = TRANSLATORS.get(cfg.backend)
         options = backend.Options.model_validate(cfg.options)
-        probe = backend(system, options)
         wanted = cfg.suites if cfg.suites is not None else self.suites
-        return [s for s in self.suites if s in wanted and probe.covers(s)]
+        return [s for s in self.suites if s in wanted and backend.covers(options, s)]
 
 
 def load_config(path: str | Path) -> RunConfig:
@@ -135,10 +134,14 @@ def _check_names(config: RunConfig, path: Path, node: yaml.Node) -> None:
     for suite, detector in config.detectors.items():
         if suite not in config.suites:
             fail(("detectors", suite), f"suite {suite!r} is not in this run's suites")
-    try:
-        detectors = config.detector_registry()
-    except (ValidationError, ValueError) as exc:
-        fail(("rule_sets",), str(exc))
+    for name, entry in config.rule_sets.items():
+        if name in builtin():
+            fail(("rule_sets", name), "a built-in detector has this name; choose another")
+        try:
+            RuleSet(name=name, **entry)
+        except ValidationError as exc:
+            raise ConfigError(_format_errors(path, node, exc, prefix=("rule_sets", name))) from None
+    detectors = config.detector_registry()
     for suite, detector in config.detectors.items():
         if detector not in detectors:
             fail(("detectors", suite), detectors.unknown_message(detector))
@@ -153,15 +156,6 @@ def _check_names(config: RunConfig, path: Path, node: yaml.Node) -> None:
         for suite in system.suites or ():
             if suite not in config.suites:
                 fail(("systems", name, "suites"), f"suite {suite!r} is not in this run's suites")
-        dataset = system.options.get("dataset")
-        if dataset is not None:
-            from .datasets import registry
-
-            if dataset not in registry():
-                fail(("systems", name, "options", "dataset"), registry().unknown_message(dataset))
-        for suite in system.options.get("files", {}) if system.backend == "recorded" else ():
-            if suite not in SUITES:
-                fail(("systems", name, "options", "files", suite), SUITES.unknown_message(suite))
         if not config.suites_of(name):
             fail(("systems", name), f"covers none of this run's suites ({', '.join(config.suites)})")
 

@@ -136,3 +136,30 @@ def test_validate_does_not_run_anything(tmp_path, paper_config):
     result = run_cli("validate", "--config", str(paper_config))
     assert result.exit_code == 0, result.output
     assert "5 systems, 3 suites, 182,516 item × system rows" in result.output
+
+
+def test_recorded_options_name_unknown_suites_and_datasets(tmp_path):
+    config = paper_with(tmp_path, lambda c: c["systems"]["aws"]["options"]["files"].update({"otsc-hu": "x/{stem}.txt"}))
+    assert_fails(tmp_path, config, "systems.aws.options.files: Value error, unknown suite 'otsc-hu' (did you mean 'otsc-hi'?)")
+    config = paper_with(tmp_path, lambda c: c["systems"]["aws"]["options"].update(dataset="gender-bias"))
+    assert_fails(tmp_path, config, "systems.aws.options.dataset: Value error, unknown dataset 'gender-bias'")
+
+
+def test_detectors_are_configurable_per_suite(tmp_path):
+    from biaseval.config import load_config
+
+    def edit(c):
+        c["detectors"] = {"tgbi-hi": "tgbi-paper-his", "otsc-hi": "friend-only"}
+        c["rule_sets"] = {"friend-only": {"doc": "object pronoun only", "rules": [{"label": "female", "words": [["her"]]}]}}
+
+    config = load_config(paper_with(tmp_path, edit))
+    assert config.detector_for("tgbi-hi").signature == "tgbi-paper-his@1"
+    assert config.detector_for("otsc-hi").signature == "friend-only@1"
+    assert config.detector_for("winomt-hi").signature == "winomt-hi-paper@1"  # the suite's default
+
+
+def test_unknown_detector_and_bad_rule_set(tmp_path):
+    config = paper_with(tmp_path, lambda c: c.update(detectors={"tgbi-hi": "tgbi-papr"}))
+    assert_fails(tmp_path, config, "detectors.tgbi-hi: unknown detector 'tgbi-papr' (did you mean 'tgbi-paper'?)")
+    config = paper_with(tmp_path, lambda c: c.update(rule_sets={"mine": {"rules": [{"label": "boy", "words": [["he"]]}]}}))
+    assert_fails(tmp_path, config, "rule_sets.mine.rules.0.label: Input should be 'male'")

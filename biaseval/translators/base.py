@@ -32,8 +32,9 @@ class Translator(ABC):
         self.options = options
         self.config_dir = config_dir or Path.cwd()
 
-    def covers(self, suite: str) -> bool:
-        """Whether this system can translate the given suite (live systems translate anything)."""
+    @classmethod
+    def covers(cls, options: BaseModel, suite: str) -> bool:
+        """Whether a system with these options can translate the suite (live systems translate anything)."""
         return True
 
     def check(self, items: pl.DataFrame) -> None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..datasets import resolve
+from ..datasets import registry, resolve
 from ..errors import RecordedOutputError
 from ..suites import SUITES
 from ..textio import read_lines
@@ -32,6 +32,23 @@ class RecordedOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     dataset: str | None = None
     files: dict[str, str] = Field(min_length=1)
+
+    @field_validator("dataset")
+    @classmethod
+    def _known_dataset(cls, name: str | None) -> str | None:
+        if name is not None and name not in registry():
+            raise ValueError(registry().unknown_message(name))
+        return name
+
+    @field_validator("files")
+    @classmethod
+    def _known_suites(cls, files: dict[str, str]) -> dict[str, str]:
+        for suite, pattern in files.items():
+            if suite not in SUITES:
+                raise ValueError(SUITES.unknown_message(suite))
+            if "{stem}" not in pattern:
+                raise ValueError(f"{suite}: pattern {pattern!r} has no {{stem}} (one file per subset)")
+        return files
 
 
 @TRANSLATORS.register("recorded")
@@ -45,8 +62,9 @@ class RecordedTranslator(Translator):
         super().__init__(system, options, config_dir=config_dir)
         self._lines: dict[tuple[str, str], list[str]] = {}
 
-    def covers(self, suite: str) -> bool:
-        return suite in self.options.files
+    @classmethod
+    def covers(cls, options: RecordedOptions, suite: str) -> bool:
+        return suite in options.files
 
     def path_for(self, suite: str, subset: str) -> Path:
         pattern = self.options.files[suite]
@@ -65,7 +83,7 @@ class RecordedTranslator(Translator):
     def check(self, items: pl.DataFrame) -> None:
         sizes = items.group_by(["suite", "subset"]).agg(pl.len().alias("n")).sort(["suite", "subset"])
         for suite, subset, n in sizes.iter_rows():
-            if not self.covers(suite):
+            if not self.covers(self.options, suite):
                 continue
             got = len(self.lines(suite, subset))
             if got != n:
