@@ -26,6 +26,21 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class RateLimits(_Frozen):
+    """A system's quota, enforced across all its actors together."""
+
+    requests_per_s: float | None = Field(default=None, gt=0)
+    chars_per_min: float | None = Field(default=None, gt=0)
+    burst_s: float = Field(default=1.0, ge=0, description="seconds' worth of capacity that may go at once")
+
+
+class RetryConfig(_Frozen):
+    max_attempts: int = Field(default=6, ge=1, description="attempts per request before its texts are recorded as failed")
+    backoff_s: float = Field(default=1.0, ge=0, description="first backoff; doubles per attempt, with full jitter")
+    max_backoff_s: float = Field(default=60.0, ge=0)
+    timeout_s: float = Field(default=60.0, gt=0, description="per-request timeout")
+
+
 class SystemConfig(_Frozen):
     backend: str
     version: str = Field(default="", description="model/version string recorded on every row")
@@ -34,11 +49,24 @@ class SystemConfig(_Frozen):
     actors: int = Field(default=1, ge=1, description="Ray actors hosting this system's backend")
     num_cpus: float = Field(default=0.0, ge=0, description="CPUs reserved per actor (0 for I/O-bound clients)")
     num_gpus: float = Field(default=0.0, ge=0)
+    resources: dict[str, float] = Field(default_factory=dict, description="custom Ray resources per actor")
+    concurrency: int = Field(default=1, ge=1, description="requests in flight per actor")
+    limits: RateLimits = RateLimits()
+    retry: RetryConfig = RetryConfig()
+    price_per_million_chars: float | None = Field(default=None, ge=0, description="for the cost estimate")
+    max_chars: int | None = Field(default=None, ge=0, description="refuse a sweep that would send more")
 
 
 class SweepConfig(_Frozen):
     shard_size: int = Field(default=5000, ge=1, description="items per shard (one Parquet file each)")
     in_flight: int = Field(default=2, ge=1, description="shards queued per actor")
+
+
+class CacheConfig(_Frozen):
+    """The translation store, which is also the cache: where it lives and whether to use it."""
+
+    path: str | None = Field(default=None, description="default: $BIASEVAL_CACHE_DIR/translations")
+    enabled: bool = True
 
 
 class MetricsConfig(_Frozen):
@@ -55,6 +83,7 @@ class RunConfig(_Frozen):
     detectors: dict[str, str] = Field(default_factory=dict, description="suite -> detector override")
     rule_sets: dict[str, dict[str, Any]] = Field(default_factory=dict, description="extra detector rule sets")
     sweep: SweepConfig = SweepConfig()
+    cache: CacheConfig = CacheConfig()
     metrics: MetricsConfig = MetricsConfig()
     published: str | None = Field(default=None, description="published results to compare with in the report")
 

@@ -1,6 +1,16 @@
 """Translation backends. Importing this package registers the built-in ones in ``TRANSLATORS``."""
 
 from . import identity, recorded  # noqa: F401  (registration)
-from .base import TRANSLATORS, TextTranslator, Translator
+from .base import (
+    TRANSLATORS,
+    BatchLimits,
+    BatchOutput,
+    ItemTranslator,
+    MissingExtra,
+    Retry,
+    TextTranslator,
+    Translator,
+)
 
-__all__ = ["TRANSLATORS", "TextTranslator", "Translator"]
+__all__ = ["TRANSLATORS", "BatchLimits", "BatchOutput", "ItemTranslator", "MissingExtra", "Retry",
+           "TextTranslator", "Translator"]

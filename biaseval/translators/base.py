@@ -1,20 +1,29 @@
 """What a translation backend is, and the registry of backends.
 
-A backend is built once per Ray actor from its system's config and then translates item batches.
-Live backends implement ``translate(texts, src, tgt) -> list[str]`` (subclass TextTranslator);
-backends that need to know which item they are translating (recorded outputs) implement
-``translate_items`` directly.
+A backend is built once per Ray actor from its system's config. Two kinds:
+
+- ``TextTranslator`` (live systems: cloud APIs, local models, engines) translates one request's
+  worth of texts in ``translate_batch``. The sweep around it (``biaseval/live.py``) packs texts into
+  requests within ``limits()``, rate-limits, retries what ``classify`` calls transient, and caches
+  every result in the translation store, so a backend holds only what is specific to its provider.
+- ``ItemTranslator`` (recorded outputs) needs to know which item it translates and implements
+  ``translate_items``.
+
+Backends import their client libraries lazily (in ``__init__``), so biaseval imports without the
+extras; a missing one fails with ``MissingExtra`` naming what to install.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Sequence
+from typing import ClassVar, Literal, Sequence
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import ConfigError
 from ..registry import Registry
 
 
@@ -22,10 +31,20 @@ class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class MissingExtra(ConfigError):
+    """A backend's client library is not installed."""
+
+    def __init__(self, backend: str, extra: str, module: str):
+        super().__init__(f"backend {backend!r} needs {module!r}: pip install 'biaseval[{extra}]'")
+
+
 class Translator(ABC):
     """One MT system. ``Options`` validates the ``options:`` block of the system's config."""
 
     Options: ClassVar[type[BaseModel]] = NoOptions
+    # Options that do not change what the system outputs (where it is reached, how fast): two systems
+    # that differ only in these share cached translations.
+    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"endpoint"})
 
     def __init__(self, system: str, options: BaseModel, *, config_dir: Path | None = None):
         self.system = system
@@ -40,28 +59,78 @@ class Translator(ABC):
     def check(self, items: pl.DataFrame) -> None:
         """Called once in the driver before anything runs; raise BiasevalError for bad input."""
 
+
+class ItemTranslator(Translator):
+    """A backend that translates particular items (it needs their suite, subset and line)."""
+
     @abstractmethod
     def translate_items(self, items: pl.DataFrame) -> list[str | None]:
         """Translations of ``items`` (an item table), in its row order."""
 
 
+@dataclass(frozen=True)
+class BatchLimits:
+    """What one request may carry: at most ``max_items`` texts and ``max_units`` of ``unit`` in all."""
+
+    max_items: int
+    max_units: int
+    unit: Literal["chars", "utf8_bytes", "utf16_units"] = "chars"
+
+    def size(self, text: str) -> int:
+        if self.unit == "utf8_bytes":
+            return len(text.encode("utf-8"))
+        if self.unit == "utf16_units":
+            return len(text.encode("utf-16-le")) // 2
+        return len(text)
+
+
+@dataclass(frozen=True)
+class BatchOutput:
+    translations: list[str]
+    model: str | None = None  # the model or version the provider says it used, where it says one
+
+
+@dataclass(frozen=True)
+class Retry:
+    """``classify``'s verdict that a failure is transient; ``after`` is the server's Retry-After."""
+
+    after: float | None = None
+
+
 class TextTranslator(Translator):
-    """A backend that only needs the source text and the language pair."""
+    """A backend that needs only the texts and the language pair."""
+
+    provider: ClassVar[str] = ""  # e.g. "Google Cloud Translation v3", recorded on every row
+
+    def limits(self) -> BatchLimits:
+        return BatchLimits(max_items=64, max_units=100_000)
+
+    def requests_for(self, texts: Sequence[str]) -> int:
+        """How many provider requests one batch costs (for request-rate limits)."""
+        return 1
 
     @abstractmethod
-    def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
-        """Translate ``texts`` from ``src`` to ``tgt`` (ISO 639 codes); one output per input."""
+    def translate_batch(self, texts: list[str], src: str, tgt: str, *, timeout: float) -> BatchOutput:
+        """One request: translate ``texts`` (within ``limits()``) from ``src`` to ``tgt`` (ISO 639
+        codes), one output per input, giving up after ``timeout`` seconds."""
 
-    def translate_items(self, items: pl.DataFrame) -> list[str | None]:
-        out: list[str | None] = [None] * items.height
-        indexed = items.with_row_index("_row")
-        for (src, tgt), group in indexed.group_by(["src_lang", "tgt_lang"], maintain_order=True):
-            texts = group["source"].to_list()
-            result = self.translate(texts, src, tgt)
-            if len(result) != len(texts):
-                raise RuntimeError(f"{self.system}: backend returned {len(result)} translations for {len(texts)} texts")
-            for row, text in zip(group["_row"].to_list(), result):
-                out[row] = text
+    def classify(self, exc: BaseException) -> Retry | None:
+        """Retry (transient: throttling, 5xx, timeouts) or None (permanent). Backends extend this."""
+        if isinstance(exc, (TimeoutError, ConnectionError)):
+            return Retry()
+        return None
+
+    def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
+        """Plain translation without rate limits, retries or cache (interactive use and tests)."""
+        from ..live import pack
+
+        out: list[str] = [""] * len(texts)
+        for batch in pack(list(texts), self.limits()):
+            if batch.too_long:
+                raise ValueError(f"text {batch.indices[0]} is longer than one request may carry")
+            result = self.translate_batch([texts[i] for i in batch.indices], src, tgt, timeout=60.0)
+            for i, text in zip(batch.indices, result.translations):
+                out[i] = text
         return out
 
 

@@ -6,14 +6,17 @@ config, benchmarks of the sweep machinery, and the "no translation" baseline of 
 
 from __future__ import annotations
 
-from typing import Sequence
-
-from .base import TRANSLATORS, TextTranslator
+from .base import TRANSLATORS, BatchLimits, BatchOutput, TextTranslator
 
 
 @TRANSLATORS.register("identity")
 class IdentityTranslator(TextTranslator):
     """Returns the source text unchanged (baseline and benchmark system)."""
 
-    def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
-        return list(texts)
+    provider = "biaseval identity"
+
+    def limits(self) -> BatchLimits:
+        return BatchLimits(max_items=100_000, max_units=10**9)
+
+    def translate_batch(self, texts, src, tgt, *, timeout):
+        return BatchOutput(list(texts), model="identity")

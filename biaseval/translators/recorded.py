@@ -25,7 +25,7 @@ from ..datasets import registry, resolve
 from ..errors import RecordedOutputError
 from ..suites import SUITES
 from ..textio import read_lines
-from .base import TRANSLATORS, Translator
+from .base import TRANSLATORS, ItemTranslator
 
 
 class RecordedOptions(BaseModel):
@@ -52,7 +52,7 @@ class RecordedOptions(BaseModel):
 
 
 @TRANSLATORS.register("recorded")
-class RecordedTranslator(Translator):
+class RecordedTranslator(ItemTranslator):
     """Replays outputs recorded earlier, one line per source line."""
 
     Options = RecordedOptions
