@@ -9,8 +9,13 @@ RUNS ?= runs
 
 .PHONY: install test sweep bench clean
 
+# torch is pinned to the CPU wheel this machine kind keeps on disk; a bare `torch` requirement
+# would pull a multi-GB CUDA build. On a GPU machine, install your torch first.
+TORCH ?= torch==2.13.0
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check '$(TORCH)'
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
