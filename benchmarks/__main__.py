@@ -38,7 +38,7 @@ def recorded_translations() -> tuple[pl.DataFrame, pl.DataFrame, object]:
     for system, suites in prepared.coverage.items():
         items = pl.concat([prepared.items[s] for s in suites])
         out = build_translator(system, config.systems[system], PAPER.parent).translate_items(items)
-        parts.append(pl.from_arrow(translation_table(items, out, None, system, "bench", "bench")))
+        parts.append(pl.from_arrow(translation_table(items, out, system, "bench", "bench")))
     items = pl.concat([prepared.items[s] for s in config.suites])
     return pl.concat(parts), items, config
 
@@ -115,7 +115,8 @@ def _identity_config(tmp: Path) -> Path:
         "name": "bench-sweep",
         "suites": ["tgbi-hi"],
         "systems": {f"id{k}": {"backend": "identity", "version": "bench"} for k in range(SWEEP_SYSTEMS)},
-        "sweep": {"shard_size": 20_000, "in_flight": 4},
+        "sweep": {"shard_size": 20_000, "texts_per_task": 20_000, "in_flight": 4},
+        "cache": {"path": str(tmp / "store")},
     }
     path = tmp / "bench-sweep.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")

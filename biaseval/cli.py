@@ -35,16 +35,38 @@ def main() -> None:
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="run directory (reused to resume)")
 @click.option("--systems", default=None, help="comma-separated subset of the config's systems")
 @click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
-def sweep(config_path: Path, out: Path, systems: str | None, address: str | None) -> None:
-    """Translate every suite with every system, then score and write the report."""
+@click.option("--refresh", is_flag=True, help="translate everything afresh (ignore the translation store); needs a new --out")
+def sweep(config_path: Path, out: Path, systems: str | None, address: str | None, refresh: bool) -> None:
+    """Translate every suite with every system, then score and write the report.
+
+    Exits 4 when some texts could not be translated (they are recorded with their error; a rerun
+    retries them)."""
     from .pipeline import sweep as run_sweep
 
-    summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address)
+    summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
+                        refresh=refresh)
     s = summary.sweep
     click.echo(
-        f"sweep: {s.shards} shards ({s.skipped} reused), {summary.metrics.height} metric rows, "
+        f"sweep: {s.shards} shards ({s.skipped} reused), {s.sent:,} texts sent, {summary.metrics.height} metric rows, "
         f"{summary.seconds:.1f} s\nreport: {summary.run.report}\nmetrics: {summary.run.metrics}"
     )
+    if s.failed:
+        click.echo(f"warning: {s.failed:,} item rows have no translation (see the error column and report.md); "
+                   f"rerun the same command to retry them", err=True)
+        sys.exit(4)
+
+
+@main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path))
+@click.option("--systems", default=None, help="comma-separated subset of the config's systems")
+@click.option("--refresh", is_flag=True, help="plan as if nothing were cached")
+def plan(config_path: Path, systems: str | None, refresh: bool) -> None:
+    """What a sweep would send and cost, per system, after the translation store; sends nothing."""
+    from .costs import estimate, format_estimates
+    from .pipeline import load
+
+    config, prepared = load(config_path, systems.split(",") if systems else None)
+    click.echo(format_estimates(estimate(prepared, refresh=refresh)))
 
 
 @main.command()
@@ -63,12 +85,12 @@ def score(run_dir: Path) -> None:
 def validate(config_path: Path, data: bool) -> None:
     """Check a config (names, fields, datasets, recorded files) without running anything."""
     from .config import load_config
-    from .sweep import plan, prepare
+    from .sweep import plan_shards, prepare
 
     config = load_config(config_path)
     if data:
         prepared = prepare(config, config_path.resolve().parent)
-        shards = plan(prepared)
+        shards = plan_shards(prepared)
         rows = sum(s.size for s in shards)
         click.echo(f"{config_path}: ok — {len(config.systems)} systems, {len(config.suites)} suites, "
                    f"{rows:,} item × system rows in {len(shards)} shards")

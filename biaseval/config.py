@@ -59,7 +59,9 @@ class SystemConfig(_Frozen):
 
 class SweepConfig(_Frozen):
     shard_size: int = Field(default=5000, ge=1, description="items per shard (one Parquet file each)")
-    in_flight: int = Field(default=2, ge=1, description="shards queued per actor")
+    texts_per_task: int = Field(default=1000, ge=1, description="texts a live system's actor sends per task "
+                                "(its results reach the store when the task ends)")
+    in_flight: int = Field(default=2, ge=1, description="tasks queued per actor")
 
 
 class CacheConfig(_Frozen):

@@ -12,6 +12,7 @@ actors of a system, retries with backoff, and one result per text, success or re
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -138,7 +139,9 @@ class LiveRunner:
                     None, f"text of {batch.units} {limits.unit} is over the provider's per-request limit of "
                           f"{limits.max_units}", 0, None, _now())
                 return
-            for i, result in zip(batch.indices, self._send([texts[i] for i in batch.indices], src, tgt, limits)):
+            batch_texts = [texts[i] for i in batch.indices]
+            budget = [2 * math.ceil(math.log2(len(batch_texts) + 1)) + 2]
+            for i, result in zip(batch.indices, self._send(batch_texts, src, tgt, budget)):
                 results[i] = result
 
         if self.concurrency > 1 and len(batches) > 1:
@@ -149,8 +152,10 @@ class LiveRunner:
                 run(batch)
         return results  # type: ignore[return-value]
 
-    def _send(self, texts: list[str], src: str, tgt: str, limits: BatchLimits) -> list[TextResult]:
-        """One batch with retries; a permanent failure of several texts is bisected."""
+    def _send(self, texts: list[str], src: str, tgt: str, budget: list[int]) -> list[TextResult]:
+        """One batch with retries. A permanent failure of several texts is bisected to isolate the
+        texts at fault, within ``budget`` permanent failures per batch: a failure that is not about
+        particular texts (a wrong language pair, a revoked key) ends the batch quickly."""
         chars = sum(len(t) for t in texts)
         attempt = 0
         while True:
@@ -167,19 +172,27 @@ class LiveRunner:
                 return [TextResult(t, None, attempt, out.model, now) for t in out.translations]
             except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded result or a retry
                 advice = self.translator.classify(exc)
-                if advice is None and len(texts) > 1:
+                if advice is None:
+                    budget[0] -= 1
+                if advice is None and len(texts) > 1 and budget[0] > 0:
                     half = len(texts) // 2
-                    return (self._send(texts[:half], src, tgt, limits)
-                            + self._send(texts[half:], src, tgt, limits))
+                    first = self._send(texts[:half], src, tgt, budget)
+                    if budget[0] <= 0:  # no budget left: the rest fails with the same error, unsent
+                        error = next((r.error for r in first if r.error), None) or _message(exc, None, attempt)
+                        return first + [TextResult(None, error, 0, None, _now()) for _ in texts[half:]]
+                    return first + self._send(texts[half:], src, tgt, budget)
                 if advice is None or attempt >= self.policy.max_attempts:
-                    message = redact(f"{type(exc).__name__}: {exc}".strip())[:2000]
-                    if advice is not None:
-                        message = f"gave up after {attempt} attempts: {message}"
+                    message = _message(exc, advice, attempt)
                     return [TextResult(None, message, attempt, None, _now()) for _ in texts]
                 pause = self.policy.backoff(attempt, self.rng)
                 if advice.after is not None:
                     pause = max(pause, advice.after)
                 self.sleep(pause)
+
+
+def _message(exc: BaseException, advice, attempt: int) -> str:
+    message = redact(f"{type(exc).__name__}: {exc}".strip())[:2000]
+    return f"gave up after {attempt} attempts: {message}" if advice is not None else message
 
 
 def _now() -> datetime:

@@ -25,6 +25,15 @@ class RunSummary:
     seconds: float
 
 
+def load(config_path: str | Path, systems: list[str] | None = None):
+    """The validated config (optionally narrowed to some systems) and its prepared items."""
+    config_path = Path(config_path)
+    config = load_config(config_path)
+    if systems:
+        config = config.select_systems(systems)
+    return config, prepare(config, config_path.resolve().parent)
+
+
 def write_report(run: RunDir, metrics: pl.DataFrame | None = None) -> Path:
     info = run.read_run()
     if metrics is None:
@@ -43,14 +52,13 @@ def score(out: str | Path) -> pl.DataFrame:
 
 
 def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None = None,
-          address: str | None = None, die_after: int | None = None, stream=sys.stderr) -> RunSummary:
+          address: str | None = None, refresh: bool = False, die_after: int | None = None,
+          stream=sys.stderr) -> RunSummary:
     """Validate everything, translate what is not finished yet, then score and report."""
     start = time.monotonic()
     config_path = Path(config_path)
-    config = load_config(config_path)
-    if systems:
-        config = config.select_systems(systems)
-    prepared = prepare(config, config_path.resolve().parent)
-    result = run_translations(prepared, Path(out), config_path, address=address, die_after=die_after, stream=stream)
+    _, prepared = load(config_path, systems)
+    result = run_translations(prepared, Path(out), config_path, address=address, refresh=refresh,
+                              die_after=die_after, stream=stream)
     metrics = score(out)
     return RunSummary(result.run, result, metrics, time.monotonic() - start)

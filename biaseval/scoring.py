@@ -17,7 +17,7 @@ from .metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from .registry import Registry
 from .store import RunDir, write_parquet_atomic
 from .suites import SUITES
-from .sweep import Prepared, plan, shard_files
+from .sweep import Prepared, plan_shards, shard_files
 
 Scorer = Callable[[pl.DataFrame, dict, MetricsConfig], pl.DataFrame]
 SCORERS: Registry[Scorer] = Registry("scorer")
@@ -41,7 +41,7 @@ SCORERS.add("winomt", lambda labelled, params, m: winomt(labelled, **params, **_
 
 def load_translations(run: RunDir, prepared: Prepared) -> dict[str, pl.DataFrame]:
     """All planned shards, per suite; checks there is exactly one row per item × system."""
-    shards = plan(prepared)
+    shards = plan_shards(prepared)
     files = shard_files(run, shards)
     missing = [str(f) for f in files if not f.exists()]
     if missing:

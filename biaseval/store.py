@@ -100,6 +100,11 @@ class RunDir:
         meta = pq.read_schema(path).metadata or {}
         return meta.get(SHARD_KEY, b"").decode() or ""
 
+    def shard_errors(self, path: Path) -> int:
+        """How many rows of a finished shard hold no translation (0 for shards written before errors were counted)."""
+        meta = pq.read_schema(path).metadata or {}
+        return int(meta.get(b"biaseval.errors", b"0") or 0)
+
     def remove_temporaries(self) -> int:
         """Delete leftovers of writes that were interrupted before their rename."""
         count = 0

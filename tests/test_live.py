@@ -135,3 +135,15 @@ def test_redact_scrubs_environment_secrets_and_known_shapes(monkeypatch):
     text = redact("failed: key s3cr3t-value-123; Ocp-Apim-Subscription-Key: abc123; id AKIAABCDEFGHIJKLMNOP; url?key=zzz&x=1")
     assert "s3cr3t" not in text and "abc123" not in text and "AKIA" not in text and "zzz" not in text
     assert "x=1" in text
+
+
+def test_a_failure_of_every_text_is_not_bisected_to_the_end():
+    class Down(Scripted):
+        def translate_batch(self, texts, src, tgt, *, timeout):
+            self.calls.append(list(texts))
+            raise ValueError("400 unsupported language pair")
+
+    backend = Down(limits=BatchLimits(256, 10**6))
+    out = LiveRunner(backend, sleep=lambda s: None).translate([f"t{i}" for i in range(256)], "en", "xx")
+    assert all(r.translation is None and "unsupported language pair" in r.error for r in out)
+    assert len(backend.calls) <= 2 * 9 + 2  # the budget: a handful of requests, not 511

@@ -1,0 +1,131 @@
+"""The translation store, which is also the cache.
+
+Every text a live system translates — or fails to — is appended here as soon as its batch of work
+finishes, keyed by the system's identity (backend, version, and the options that change outputs),
+the language pair and the source text. Before a sweep sends anything it looks here first, so a
+sentence is paid for once across runs; a rerun after a crash re-sends only what never arrived.
+
+Layout: ``<root>/<backend>-<identity hash>/system.json`` (the identity, for people) and
+``part-*.parquet`` files, each written atomically. Lookups take the latest successful translation
+of each (pair, source); failures are kept as rows with an error so reports can show them, but they
+never count as cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from .store import write_parquet_atomic, write_text_atomic
+
+KEY = ["src_lang", "tgt_lang", "source"]
+STORE_SCHEMA = pa.schema(
+    [
+        ("src_lang", pa.string()),
+        ("tgt_lang", pa.string()),
+        ("source", pa.string()),
+        ("translation", pa.string()),
+        ("error", pa.string()),
+        ("attempts", pa.int32()),
+        ("model", pa.string()),
+        ("provider", pa.string()),
+        ("system_version", pa.string()),
+        ("run_id", pa.string()),
+        ("translated_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+
+def default_root() -> Path:
+    from .datasets import cache_root
+
+    return cache_root() / "translations"
+
+
+def system_identity(backend: str, version: str, options: dict, operational: frozenset[str]) -> dict:
+    """What makes two systems' outputs interchangeable: backend, version and output-relevant options."""
+    return {"backend": backend, "version": version,
+            "options": {k: v for k, v in sorted(options.items()) if k not in operational}}
+
+
+def identity_key(identity: dict) -> str:
+    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
+    return f"{identity['backend']}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+
+class TranslationCache:
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root else default_root()
+
+    def folder(self, identity: dict) -> Path:
+        return self.root / identity_key(identity)
+
+    def parts(self, identity: dict) -> list[Path]:
+        folder = self.folder(identity)
+        return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
+
+    def append(self, identity: dict, rows: pa.Table) -> Path | None:
+        """Add rows (STORE_SCHEMA) as one new part, atomically."""
+        if rows.num_rows == 0:
+            return None
+        folder = self.folder(identity)
+        if not (folder / "system.json").exists():
+            write_text_atomic(folder / "system.json", json.dumps(identity, indent=2, sort_keys=True, default=str) + "\n")
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        path = folder / f"part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
+        write_parquet_atomic(rows.select(STORE_SCHEMA.names).cast(STORE_SCHEMA), path)
+        return path
+
+    def _scan(self, identity: dict) -> pl.LazyFrame | None:
+        parts = self.parts(identity)
+        return pl.scan_parquet(parts) if parts else None
+
+    def lookup(self, identity: dict, wanted: pl.DataFrame, *, run_id: str | None = None) -> pl.DataFrame:
+        """The latest successful translation of each (src_lang, tgt_lang, source) in ``wanted`` that the
+        store holds (only those made by ``run_id`` when given). Columns: STORE_SCHEMA."""
+        scan = self._scan(identity)
+        if scan is None or wanted.height == 0:
+            return pl.DataFrame(schema=pl.Schema(pl.from_arrow(STORE_SCHEMA.empty_table()).schema))
+        rows = scan.filter(pl.col("translation").is_not_null())
+        if run_id is not None:
+            rows = rows.filter(pl.col("run_id") == run_id)
+        return (
+            rows.join(wanted.lazy().select(KEY).unique(), on=KEY, how="semi")
+            .sort("translated_at")
+            .unique(subset=KEY, keep="last", maintain_order=False)
+            .collect()
+        )
+
+    def failures(self, identity: dict, wanted: pl.DataFrame, *, run_id: str | None = None) -> pl.DataFrame:
+        """The latest recorded failure of each wanted text (for texts with no translation)."""
+        scan = self._scan(identity)
+        if scan is None or wanted.height == 0:
+            return pl.DataFrame(schema=pl.Schema(pl.from_arrow(STORE_SCHEMA.empty_table()).schema))
+        rows = scan.filter(pl.col("translation").is_null())
+        if run_id is not None:
+            rows = rows.filter(pl.col("run_id") == run_id)
+        return (
+            rows.join(wanted.lazy().select(KEY).unique(), on=KEY, how="semi")
+            .sort("translated_at")
+            .unique(subset=KEY, keep="last", maintain_order=False)
+            .collect()
+        )
+
+    def compact(self, identity: dict, min_parts: int = 64) -> int:
+        """Merge many parts into one (lookups read fewer files). Safe to interrupt: the merged part
+        is written before the old ones are removed, and lookups ignore duplicates."""
+        parts = self.parts(identity)
+        if len(parts) < min_parts:
+            return 0
+        merged = pl.read_parquet(parts).to_arrow()
+        self.append(identity, merged)
+        for part in parts:
+            os.unlink(part)
+        return len(parts)

@@ -1,0 +1,104 @@
+"""Apertium, the rule-based MT engine, run offline from its Debian packages (apertium, apertium-eng-spa, ...).
+
+One ``apertium`` process translates a whole request: the texts go in one per line and come out one
+per line (newlines inside a text are turned into spaces first). The version recorded on every row
+is the installed language-pair package's version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import ConfigError
+from .base import TRANSLATORS, BatchLimits, BatchOutput, Retry, TextTranslator
+
+# ISO 639-1 -> the ISO 639-3 codes Apertium's pair names use.
+ISO3 = {"en": "eng", "es": "spa", "ca": "cat", "fr": "fra", "pt": "por", "it": "ita", "de": "deu",
+        "gl": "glg", "eu": "eus", "oc": "oci", "ro": "ron", "nl": "nld", "sv": "swe", "da": "dan",
+        "nb": "nob", "nn": "nno", "hi": "hin", "ur": "urd"}
+
+
+class ApertiumOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    pair: str | None = Field(default=None, description="mode name, e.g. eng-spa (default: from the language pair)")
+    command: str = Field(default="apertium", description="the apertium executable (or a wrapper)")
+    data_dir: str | None = Field(default=None, description="apertium -d: a pair's directory instead of the installed modes")
+    mark_unknown: bool = Field(default=False, description="keep Apertium's * marks on unknown words")
+    max_texts: int = Field(default=2000, ge=1, description="texts per process")
+
+
+@TRANSLATORS.register("apertium")
+class ApertiumTranslator(TextTranslator):
+    """Apertium rule-based MT, offline, one process per batch of texts."""
+
+    Options = ApertiumOptions
+    options: ApertiumOptions
+    provider = "Apertium"
+    OPERATIONAL = frozenset({"command", "max_texts"})
+
+    def __init__(self, system, options, *, config_dir=None):
+        super().__init__(system, options, config_dir=config_dir)
+        self.executable = shutil.which(options.command)
+        if self.executable is None:
+            raise ConfigError(
+                f"systems.{system}: {options.command!r} not found; install Apertium "
+                f"(Debian: apt-get install apertium apertium-eng-spa) or set options.command"
+            )
+        self._versions: dict[str, str] = {}
+
+    def mode(self, src: str, tgt: str) -> str:
+        if self.options.pair:
+            return self.options.pair
+        try:
+            return f"{ISO3[src]}-{ISO3[tgt]}"
+        except KeyError:
+            raise ConfigError(f"systems.{self.system}: no Apertium code for {src!r} or {tgt!r}; set options.pair") from None
+
+    def limits(self) -> BatchLimits:
+        return BatchLimits(max_items=self.options.max_texts, max_units=1_000_000)
+
+    def version(self, mode: str) -> str:
+        """``apertium-<mode> <package version>``, or a digest of the mode file when dpkg does not know it."""
+        if mode not in self._versions:
+            package = f"apertium-{mode}"
+            try:
+                out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package],
+                                     capture_output=True, text=True, timeout=10)
+                version = out.stdout.strip() if out.returncode == 0 else ""
+            except (OSError, subprocess.TimeoutExpired):
+                version = ""
+            if not version:
+                modes = Path(self.options.data_dir or "/usr/share/apertium/modes") / f"{mode}.mode"
+                version = "mode sha256:" + hashlib.sha256(modes.read_bytes()).hexdigest()[:12] if modes.exists() else "unknown"
+            self._versions[mode] = f"{package} {version}"
+        return self._versions[mode]
+
+    def translate_batch(self, texts, src, tgt, *, timeout):
+        mode = self.mode(src, tgt)
+        command = [self.executable]
+        if self.options.data_dir:
+            command += ["-d", self.options.data_dir]
+        if not self.options.mark_unknown:
+            command.append("-u")
+        command += ["-f", "txt", mode]
+        lines = [" ".join(t.split()) for t in texts]  # one text per line
+        done = subprocess.run(command, input="\n".join(lines) + "\n", capture_output=True, text=True,
+                              timeout=timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"apertium {mode} exited with {done.returncode}: {done.stderr.strip()[:500]}")
+        out = done.stdout.split("\n")
+        while len(out) > len(lines) and out[-1].strip() == "":
+            out.pop()
+        if len(out) != len(lines):
+            raise RuntimeError(f"apertium {mode} returned {len(out)} lines for {len(lines)} texts")
+        return BatchOutput([" ".join(o.split()) for o in out], model=self.version(mode))
+
+    def classify(self, exc):
+        if isinstance(exc, subprocess.TimeoutExpired):
+            return Retry()
+        return super().classify(exc)
