@@ -68,6 +68,12 @@ class TokenBuckets:
         self.clock = clock
         self.lock = threading.Lock()
 
+    def pause(self, seconds: float) -> None:
+        """The provider asked to wait (Retry-After): no reservation starts before ``seconds`` from now."""
+        with self.lock:
+            until = self.clock() + seconds + self.burst_s
+            self.tat = [max(t, until) if rate else t for rate, t in zip(self.rates, self.tat)]
+
     def reserve(self, requests: int, chars: int) -> float:
         costs = (requests, chars)
         with self.lock:
@@ -91,6 +97,9 @@ class RateLimiter:
 
     def reserve(self, requests: int, chars: int) -> float:
         return self.buckets.reserve(requests, chars)
+
+    def pause(self, seconds: float) -> None:
+        self.buckets.pause(seconds)
 
 
 @dataclass
@@ -119,10 +128,12 @@ class LiveRunner:
 
     def __init__(self, translator: TextTranslator, policy: RetryPolicy = RetryPolicy(),
                  reserve: Callable[[int, int], float] | None = None, concurrency: int = 1,
-                 sleep: Callable[[float], None] = time.sleep, seed: int | None = None):
+                 sleep: Callable[[float], None] = time.sleep, seed: int | None = None,
+                 pause: Callable[[float], None] | None = None):
         self.translator = translator
         self.policy = policy
         self.reserve = reserve or (lambda requests, chars: 0.0)
+        self.pause = pause or (lambda seconds: None)  # tells the shared limiter about a Retry-After
         self.concurrency = concurrency
         self.sleep = sleep
         self.rng = random.Random(seed)
@@ -184,10 +195,11 @@ class LiveRunner:
                 if advice is None or attempt >= self.policy.max_attempts:
                     message = _message(exc, advice, attempt)
                     return [TextResult(None, message, attempt, None, _now()) for _ in texts]
-                pause = self.policy.backoff(attempt, self.rng)
+                wait = self.policy.backoff(attempt, self.rng)
                 if advice.after is not None:
-                    pause = max(pause, advice.after)
-                self.sleep(pause)
+                    wait = max(wait, advice.after)
+                    self.pause(advice.after)  # the quota is the system's: every actor holds off
+                self.sleep(wait)
 
 
 def _message(exc: BaseException, advice, attempt: int) -> str:

@@ -314,11 +314,12 @@ class ShardWorker:
 
         limiter = self.limiter
         reserve = (lambda requests, chars: ray.get(limiter.reserve.remote(requests, chars))) if limiter else None
+        pause = (lambda seconds: limiter.pause.remote(seconds)) if limiter else None
         retry = self.cfg.retry
         runner = LiveRunner(
             self.translator,
             RetryPolicy(retry.max_attempts, retry.backoff_s, retry.max_backoff_s, retry.timeout_s),
-            reserve=reserve, concurrency=self.cfg.concurrency,
+            reserve=reserve, pause=pause, concurrency=self.cfg.concurrency,
         )
         frame = pl.from_arrow(texts)
         parts = []

@@ -15,7 +15,8 @@ from pathlib import Path
 import polars as pl
 
 from conftest import REPO
-from test_sweep import ITEMS, SYSTEMS, _ray_processes, small_config
+from procs import kill_sessions, sessions_matching
+from test_sweep import ITEMS, SYSTEMS, small_config
 
 
 def _free_port() -> int:
@@ -32,7 +33,7 @@ def test_job_entry_point_on_an_existing_cluster(tmp_path, data_dir):
     started = subprocess.run(
         [str(ray_bin), "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
          f"--temp-dir={temp}", "--disable-usage-stats"],
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env, capture_output=True, text=True, timeout=120, start_new_session=True,
     )
     try:
         assert started.returncode == 0, started.stderr
@@ -52,9 +53,8 @@ def test_job_entry_point_on_an_existing_cluster(tmp_path, data_dir):
         assert any("ShardWorker" in p.read_text(errors="ignore") for p in logs.glob("worker-*.out")), \
             "no ShardWorker actor ran on the cluster"
     finally:
-        deadline = time.monotonic() + 30
-        while _ray_processes(temp) and time.monotonic() < deadline:
-            subprocess.run(["pkill", "-9", "-f", temp], capture_output=True)
-            time.sleep(0.2)
+        # `ray start` daemonizes: its processes (and their renamed workers) share sessions we find
+        # through the processes that name the cluster's temp dir
+        survivors = kill_sessions(sessions_matching(temp))
         shutil.rmtree(temp, ignore_errors=True)
-    assert _ray_processes(temp) == []
+    assert survivors == []

@@ -135,6 +135,8 @@ def test_redact_scrubs_environment_secrets_and_known_shapes(monkeypatch):
     text = redact("failed: key s3cr3t-value-123; Ocp-Apim-Subscription-Key: abc123; id AKIAABCDEFGHIJKLMNOP; url?key=zzz&x=1")
     assert "s3cr3t" not in text and "abc123" not in text and "AKIA" not in text and "zzz" not in text
     assert "x=1" in text
+    text = redact("Authorization: Bearer ya29.a0AfH6SMC; creds ASIAABCDEFGHIJKLMNOP, Signature=0123456789abcdef0123")
+    assert "ya29" not in text and "ASIA" not in text and "0123456789abcdef" not in text
 
 
 def test_a_failure_of_every_text_is_not_bisected_to_the_end():
@@ -147,3 +149,12 @@ def test_a_failure_of_every_text_is_not_bisected_to_the_end():
     out = LiveRunner(backend, sleep=lambda s: None).translate([f"t{i}" for i in range(256)], "en", "xx")
     assert all(r.translation is None and "unsupported language pair" in r.error for r in out)
     assert len(backend.calls) <= 2 * 9 + 2  # the budget: a handful of requests, not 511
+
+
+def test_retry_after_pauses_the_shared_limiter():
+    now = [0.0]
+    buckets = TokenBuckets(requests_per_s=100, burst_s=0, clock=lambda: now[0])
+    backend = Scripted(script=[Throttled(after=5.0), None])
+    LiveRunner(backend, reserve=buckets.reserve, pause=buckets.pause, sleep=lambda s: None).translate(["a"], "en", "es")
+    # another actor asking now must wait out the server's Retry-After too
+    assert buckets.reserve(1, 0) >= 5.0 - 1e-9

@@ -18,6 +18,7 @@ import yaml
 from biaseval.errors import RunDirError, SweepFailed
 from biaseval.pipeline import sweep
 from conftest import REPO
+from procs import kill_sessions, wait_sessions_gone
 
 SUITES = ["otsc-hi", "winomt-hi"]
 SYSTEMS = ["google", "aws"]
@@ -112,30 +113,23 @@ def test_killed_process_resumes_exactly(tmp_path, data_dir):
         while len(shard_files(out)) < 5 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert proc.poll() is None, "the sweep finished before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        # the driver leads its own session; Ray's workers stay in it (in their own process groups)
+        survivors = kill_sessions({proc.pid})
         proc.wait(timeout=30)
-    # Ray workers may sit in their own process groups: wait for every process of that Ray to be gone
-    # (killing stragglers) before counting what the interrupted sweep left behind.
-    deadline = time.monotonic() + 30
-    while _ray_processes(ray_tmp) and time.monotonic() < deadline:
-        subprocess.run(["pkill", "-9", "-f", ray_tmp], capture_output=True)
-        time.sleep(0.2)
-    assert _ray_processes(ray_tmp) == []
+    assert survivors == []
     interrupted = len(shard_files(out))
     assert 5 <= interrupted < 2 * (108 + 18)
     assert not (out / "metrics.parquet").exists()
 
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert f"resuming {out}: {interrupted} of" in result.stderr
+    rerun = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        _, stderr = rerun.communicate(timeout=300)
+    finally:
+        kill_sessions({rerun.pid})
+    assert rerun.returncode == 0, stderr
+    assert f"resuming {out}: {interrupted} of" in stderr
     assert_complete(out)
-    assert _ray_processes(ray_tmp) == [], "the sweep left Ray processes behind"
+    assert wait_sessions_gone({rerun.pid}) == [], "the sweep left processes behind"
     shutil.rmtree(ray_tmp, ignore_errors=True)
-
-
-def _ray_processes(marker: str) -> list[str]:
-    return subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
