@@ -14,7 +14,8 @@ from biaseval.cache import TranslationCache
 from biaseval.cli import main
 from biaseval.errors import RunDirError
 from biaseval.pipeline import sweep
-from biaseval.sweep import BudgetExceeded
+from biaseval.config import SystemConfig
+from biaseval.sweep import BudgetExceeded, identity_of
 
 WINO = 704
 WINO_TEXTS = 701  # distinct WinoMT-Hindi sources: three sentences occur twice, and are sent once
@@ -104,3 +105,43 @@ def test_failed_texts_are_recorded_and_retried(tmp_path, data_dir, ray_local):
     # the next run tries them again (failures are never cache hits)
     again = sweep(config, out)
     assert again.sweep.sent == WINO_TEXTS and again.sweep.failed == WINO
+
+
+def test_cloud_and_recorded_systems_resume_without_resending(tmp_path, data_dir, ray_local, paper_config):
+    """A sweep mixing Google (wire-level fake) and recorded AWS outputs: an actor dies mid-sweep, the
+    rerun completes with one row per item × system, and nothing the store held is sent again."""
+    from fakes.google_server import FakeGoogleTranslate
+
+    recorded_aws = yaml.safe_load(paper_config.read_text(encoding="utf-8"))["systems"]["aws"]
+    recorded_aws["options"]["files"] = {"winomt-hi": recorded_aws["options"]["files"]["winomt-hi"]}
+    with FakeGoogleTranslate() as fake:
+        systems = {
+            "google": {"backend": "google", "version": "v3 nmt",
+                       "options": {"project": "p", "transport": "rest", "credentials": "anonymous",
+                                   "endpoint": fake.endpoint("rest")},
+                       "limits": {"requests_per_s": 200}, "concurrency": 2},
+            "aws": recorded_aws,
+        }
+        config = live_config(tmp_path, systems, sweep={"shard_size": 300, "texts_per_task": 100})
+        out = tmp_path / "run"
+        with pytest.raises(Exception, match="resumes"):
+            sweep(config, out, die_after=2)  # each actor exits after its second task
+        first = {t for r in fake.requests if r.status == "OK" for t in r.contents}
+        store = pl.read_parquet(TranslationCache(tmp_path / "store").parts(identity_of(SystemConfig(**systems["google"]))))
+        stored = set(store.filter(pl.col("translation").is_not_null())["source"])
+        assert 0 < len(stored) < WINO_TEXTS and stored <= first
+        before = len(fake.requests)
+
+        result = sweep(config, out)
+        resent = {t for r in fake.requests[before:] for t in r.contents}
+        assert resent.isdisjoint(stored)  # what reached the store is never paid for twice
+        assert len(resent | stored) == WINO_TEXTS
+        assert result.sweep.sent == len(resent) and result.sweep.failed == 0
+
+    final = rows(out)
+    assert final.height == 2 * WINO
+    assert final.select(pl.struct("system", "item_id").n_unique()).item() == 2 * WINO
+    google = final.filter(pl.col("system") == "google")
+    assert (google["translation"] == google["source"].map_elements(lambda s: "en:" + s[::-1], return_dtype=pl.String)).all()
+    assert google["provider"].unique().to_list() == ["Google Cloud Translation v3"]
+    assert final.filter(pl.col("system") == "aws")["provider"].unique().to_list() == ["recorded"]
