@@ -31,7 +31,8 @@ class RateLimits(_Frozen):
 
     requests_per_s: float | None = Field(default=None, gt=0)
     chars_per_min: float | None = Field(default=None, gt=0)
-    burst_s: float = Field(default=1.0, ge=0, description="seconds' worth of capacity that may go at once")
+    burst_s: float = Field(default=0.0, ge=0, description="seconds' worth of capacity that may go at once "
+                           "(0: strict pacing, never over the rate in any window)")
 
 
 class RetryConfig(_Frozen):

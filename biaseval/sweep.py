@@ -287,6 +287,8 @@ class ShardWorker:
         self.system = system
         self.cfg = SystemConfig.model_validate_json(cfg_json)
         self.translator = build_translator(system, self.cfg, Path(config_dir))
+        if isinstance(self.translator, TextTranslator):
+            self.translator.load()
         self.run = RunDir(run_root)
         self.run_id = run_id
         self.cache = TranslationCache(cache_root) if cache_root else None

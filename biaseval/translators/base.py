@@ -102,6 +102,10 @@ class TextTranslator(Translator):
 
     provider: ClassVar[str] = ""  # e.g. "Google Cloud Translation v3", recorded on every row
 
+    def load(self) -> None:
+        """Acquire what is heavy (a model's weights) once per actor, before the first request; a
+        failure here stops the sweep instead of being recorded on every row."""
+
     def limits(self) -> BatchLimits:
         return BatchLimits(max_items=64, max_units=100_000)
 
