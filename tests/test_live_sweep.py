@@ -145,3 +145,4 @@ def test_cloud_and_recorded_systems_resume_without_resending(tmp_path, data_dir,
     assert (google["translation"] == google["source"].map_elements(lambda s: "en:" + s[::-1], return_dtype=pl.String)).all()
     assert google["provider"].unique().to_list() == ["Google Cloud Translation v3"]
     assert final.filter(pl.col("system") == "aws")["provider"].unique().to_list() == ["recorded"]
+
