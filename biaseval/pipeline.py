@@ -40,7 +40,13 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None) -> Path:
         metrics = pl.read_parquet(run.metrics)
     name = info["config"].get("published")
     published = published_results.load(name) if name else None
-    write_text_atomic(run.report, render(metrics, info, published))
+    failures = (
+        pl.scan_parquet(run.labels).filter(pl.col("translation").is_null())
+        .group_by("system", "suite")
+        .agg(pl.len().alias("items"), pl.col("error").mode().first().alias("error"))
+        .sort("system", "suite").collect()
+    )
+    write_text_atomic(run.report, render(metrics, info, published, failures))
     return run.report
 
 

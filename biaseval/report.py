@@ -79,7 +79,21 @@ def all_metrics_tables(metrics: pl.DataFrame) -> list[str]:
     return out
 
 
-def render(metrics: pl.DataFrame, run_info: dict, published: Published | None) -> str:
+def failures_section(failures: pl.DataFrame) -> list[str]:
+    """Items without a translation, per system and suite, with the most common error."""
+    if failures.height == 0:
+        return []
+    lines = ["## Items without a translation", "",
+             "They are not scored (each metric's `n` counts only translated items); rerunning the sweep "
+             "retries them.", "", "| system | suite | items | most common error |", "|---|---|---|---|"]
+    for r in failures.iter_rows(named=True):
+        error = (r["error"] or "").replace("|", "\\|").replace("\n", " ")[:200]
+        lines.append(f"| {r['system']} | {r['suite']} | {r['items']} | {error} |")
+    return lines + [""]
+
+
+def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
+           failures: pl.DataFrame | None = None) -> str:
     config = run_info["config"]
     lines = [
         f"# biaseval report: {config['name']}",
@@ -104,6 +118,8 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None) -
                   "Each cell: recomputed value at the paper's precision; ✓ where it equals the printed value, "
                   "**bold** with the printed value where it does not.", ""]
         lines += published_tables(metrics, published)
+    if failures is not None:
+        lines += failures_section(failures)
     lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are seeded percentile bootstraps over items.", ""]
     lines += all_metrics_tables(metrics)
     return "\n".join(lines) + "\n"

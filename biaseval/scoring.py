@@ -29,9 +29,9 @@ def _stats(m: MetricsConfig) -> dict:
 
 # What scoring reads from the shards, and what labels.parquet holds (sources are in items.parquet;
 # each suite's detector is named in metrics.parquet and run.json).
-LABEL_INPUT = ["system", "suite", "subset", "item_id", "translation", "gold", "occupation", "stereotype",
-               "system_version", "run_id"]
-LABEL_COLUMNS = ["system", "suite", "subset", "item_id", "translation", "label", "gold", "occupation",
+LABEL_INPUT = ["system", "suite", "subset", "item_id", "translation", "error", "gold", "occupation",
+               "stereotype", "system_version", "run_id"]
+LABEL_COLUMNS = ["system", "suite", "subset", "item_id", "translation", "label", "error", "gold", "occupation",
                  "stereotype", "system_version", "run_id"]
 
 SCORERS.add("tgbi", lambda labelled, params, m: tgbi(labelled, **params, **_stats(m)))

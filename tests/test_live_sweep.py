@@ -146,3 +146,14 @@ def test_cloud_and_recorded_systems_resume_without_resending(tmp_path, data_dir,
     assert google["provider"].unique().to_list() == ["Google Cloud Translation v3"]
     assert final.filter(pl.col("system") == "aws")["provider"].unique().to_list() == ["recorded"]
 
+
+
+def test_report_lists_items_without_a_translation(tmp_path, data_dir, ray_local):
+    broken = {"spanish": {"backend": "apertium", "version": "x", "options": {"pair": "eng-xyz"},
+                          "retry": {"max_attempts": 1}}}
+    out = tmp_path / "run"
+    sweep(live_config(tmp_path, broken), out)
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Items without a translation" in report
+    assert "| spanish | winomt-hi | 704 | RuntimeError: apertium eng-xyz exited" in report
+    assert pl.read_parquet(out / "labels.parquet")["error"].null_count() == 0
