@@ -236,7 +236,7 @@ def bench_live(chars_per_min: float = 1_200_000, latency_s: float = 0.05) -> Non
             path = tmp_path / "live.yaml"
             path.write_text(yaml.safe_dump(config), encoding="utf-8")
             devnull = open(os.devnull, "w")
-            first = sweep(path, tmp_path / "a", stream=devnull)
+            sweep(path, tmp_path / "a", stream=devnull)
             stats = fake.stats()
             ok = sorted((r for r in fake.requests if r.status == "OK"), key=lambda r: r.done)
             rows = pl.read_parquet(sorted((tmp_path / "a" / "translations").rglob("*.parquet")))

@@ -83,32 +83,20 @@ class TranslationCache:
         write_parquet_atomic(rows.select(STORE_SCHEMA.names).cast(STORE_SCHEMA), path)
         return path
 
-    def _scan(self, identity: dict) -> pl.LazyFrame | None:
-        parts = self.parts(identity)
-        return pl.scan_parquet(parts) if parts else None
-
     def lookup(self, identity: dict, wanted: pl.DataFrame, *, run_id: str | None = None) -> pl.DataFrame:
         """The latest successful translation of each (src_lang, tgt_lang, source) in ``wanted`` that the
         store holds (only those made by ``run_id`` when given). Columns: STORE_SCHEMA."""
-        scan = self._scan(identity)
-        if scan is None or wanted.height == 0:
-            return pl.DataFrame(schema=pl.Schema(pl.from_arrow(STORE_SCHEMA.empty_table()).schema))
-        rows = scan.filter(pl.col("translation").is_not_null())
-        if run_id is not None:
-            rows = rows.filter(pl.col("run_id") == run_id)
-        return (
-            rows.join(wanted.lazy().select(KEY).unique(), on=KEY, how="semi")
-            .sort("translated_at")
-            .unique(subset=KEY, keep="last", maintain_order=False)
-            .collect()
-        )
+        return self._latest(identity, wanted, run_id, pl.col("translation").is_not_null())
 
     def failures(self, identity: dict, wanted: pl.DataFrame, *, run_id: str | None = None) -> pl.DataFrame:
         """The latest recorded failure of each wanted text (for texts with no translation)."""
-        scan = self._scan(identity)
-        if scan is None or wanted.height == 0:
+        return self._latest(identity, wanted, run_id, pl.col("translation").is_null())
+
+    def _latest(self, identity: dict, wanted: pl.DataFrame, run_id: str | None, keep: pl.Expr) -> pl.DataFrame:
+        parts = self.parts(identity)
+        if not parts or wanted.height == 0:
             return pl.DataFrame(schema=pl.Schema(pl.from_arrow(STORE_SCHEMA.empty_table()).schema))
-        rows = scan.filter(pl.col("translation").is_null())
+        rows = pl.scan_parquet(parts).filter(keep)
         if run_id is not None:
             rows = rows.filter(pl.col("run_id") == run_id)
         return (

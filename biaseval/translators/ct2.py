@@ -18,20 +18,17 @@ The weights and the tokenizer are loaded once per backend instance, on first use
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Literal
 
-import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from .base import TRANSLATORS, BatchLimits, BatchOutput, MissingExtra, TextTranslator
+from .base import TRANSLATORS, BatchOutput
 from .hf import (
-    ModelLoadError,
+    LocalModelTranslator,
     ModelLocation,
     TextCodec,
-    check_pairs,
     detect_family,
     locate_model,
     require_trust,
@@ -86,7 +83,7 @@ def unknown_share(tokenizer, vocabulary: list[str], sample: int = 5000) -> float
 
 
 @TRANSLATORS.register("ctranslate2")
-class CT2Translator(TextTranslator):
+class CT2Translator(LocalModelTranslator):
     """A CTranslate2 model with its Hugging Face tokenizer, loaded once."""
 
     provider = "CTranslate2"
@@ -95,24 +92,13 @@ class CT2Translator(TextTranslator):
     # Padding and parallelism only; device and compute_type change numerics (and precision).
     OPERATIONAL = frozenset({"batch_size", "inter_threads", "intra_threads", "local_files_only"})
 
+    REQUIRES = (("ctranslate2", "ctranslate2"), ("transformers", "ctranslate2"))
+
     def __init__(self, system, options, *, config_dir=None):
         super().__init__(system, options, config_dir=config_dir)
-        try:
-            import ctranslate2  # noqa: F401
-        except ImportError:
-            raise MissingExtra("ctranslate2", "ctranslate2", "ctranslate2") from None
-        try:
-            import transformers  # noqa: F401
-        except ImportError:
-            raise MissingExtra("ctranslate2", "ctranslate2", "transformers") from None
-        self._setup_lock = threading.Lock()
-        self._codec: TextCodec | None = None
         self._model_dir: Path | None = None
         self._tokenizer_at: ModelLocation | None = None
         self._translator = None
-        self._load_error: str | None = None
-        self.family: str | None = None
-        self.version: str | None = None
 
     # -- setup ------------------------------------------------------------------------------
 
@@ -124,12 +110,6 @@ class CT2Translator(TextTranslator):
             raise ConfigError(f"system {self.system!r}: {self.options.model!r} is not a CTranslate2 model "
                               f"directory (no model.bin in {path})")
         return path
-
-    def codec(self) -> TextCodec:
-        with self._setup_lock:
-            if self._codec is None:
-                self._codec = self._make_codec()
-            return self._codec
 
     def _make_codec(self) -> TextCodec:
         from transformers import AutoTokenizer
@@ -164,23 +144,6 @@ class CT2Translator(TextTranslator):
         return TextCodec(tokenizer, family, opts.language_codes,
                          sane_length(getattr(tokenizer, "model_max_length", None)))
 
-    def check(self, items: pl.DataFrame) -> None:
-        check_pairs(self.codec(), self.system, items)
-
-    def load(self) -> None:
-        """Load the CTranslate2 model (once). Raises ModelLoadError on failure."""
-        codec = self.codec()
-        with self._setup_lock:
-            if self._translator is not None:
-                return
-            if self._load_error is not None:
-                raise ModelLoadError(self._load_error)
-            try:
-                self._load(codec)
-            except Exception as exc:  # noqa: BLE001 - remembered: no reload per request
-                self._load_error = f"cannot load {self.options.model!r}: {type(exc).__name__}: {exc}"
-                raise ModelLoadError(self._load_error) from exc
-
     def _load(self, codec: TextCodec) -> None:
         import ctranslate2
 
@@ -203,8 +166,8 @@ class CT2Translator(TextTranslator):
 
     # -- translation ------------------------------------------------------------------------
 
-    def limits(self) -> BatchLimits:
-        return BatchLimits(max_items=self.options.batch_size * 8, max_units=1_000_000)
+    def _loaded(self) -> bool:
+        return self._translator is not None
 
     def translate_batch(self, texts, src, tgt, *, timeout):
         self.load()

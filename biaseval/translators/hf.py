@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
+import importlib
 import json
 import re
 import threading
@@ -466,8 +467,65 @@ class ModelLoadError(RuntimeError):
 # --------------------------------------------------------------------------------------------
 
 
+class LocalModelTranslator(TextTranslator):
+    """What ``hf`` and ``ctranslate2`` share: a codec (tokenizer, family, language tags) built once,
+    weights loaded once per actor (a failed load is remembered, not retried on every request), and
+    requests of ``batch_size`` × 8 texts."""
+
+    REQUIRES: tuple[tuple[str, str], ...] = ()  # (module, extra) pairs imported up front
+
+    def __init__(self, system, options, *, config_dir=None):
+        super().__init__(system, options, config_dir=config_dir)
+        for module, extra in self.REQUIRES:
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                raise MissingExtra(extra, extra, module) from None
+        self._setup_lock = threading.Lock()
+        self._codec: TextCodec | None = None
+        self._load_error: str | None = None
+        self.family: str | None = None
+        self.version: str | None = None
+
+    def codec(self) -> TextCodec:
+        """The config and tokenizer (cheap): resolves the model's location and its family."""
+        with self._setup_lock:
+            if self._codec is None:
+                self._codec = self._make_codec()
+            return self._codec
+
+    def _make_codec(self) -> TextCodec:
+        raise NotImplementedError
+
+    def _loaded(self) -> bool:
+        raise NotImplementedError
+
+    def _load(self, codec: TextCodec) -> None:
+        raise NotImplementedError
+
+    def check(self, items: pl.DataFrame) -> None:
+        check_pairs(self.codec(), self.system, items)
+
+    def load(self) -> None:
+        """Load the weights (once); later calls return at once. Raises ModelLoadError on failure."""
+        codec = self.codec()
+        with self._setup_lock:
+            if self._loaded():
+                return
+            if self._load_error is not None:
+                raise ModelLoadError(self._load_error)
+            try:
+                self._load(codec)
+            except Exception as exc:  # noqa: BLE001 - remembered: no reload per request
+                self._load_error = f"cannot load {self.options.model!r}: {type(exc).__name__}: {exc}"
+                raise ModelLoadError(self._load_error) from exc
+
+    def limits(self) -> BatchLimits:
+        return BatchLimits(max_items=self.options.batch_size * 8, max_units=1_000_000)
+
+
 @TRANSLATORS.register("hf")
-class HFTranslator(TextTranslator):
+class HFTranslator(LocalModelTranslator):
     """A transformers seq2seq checkpoint (opus-mt/Marian, NLLB, M2M-100, IndicTrans2), loaded once."""
 
     provider = "Hugging Face transformers"
@@ -478,37 +536,19 @@ class HFTranslator(TextTranslator):
     # is not here: with dtype auto it changes the precision, and GPU kernels change numerics.
     OPERATIONAL = frozenset({"batch_size", "local_files_only"})
 
+    REQUIRES = (("torch", "hf"), ("transformers", "hf"))
+
     def __init__(self, system, options, *, config_dir=None):
         super().__init__(system, options, config_dir=config_dir)
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            raise MissingExtra("hf", "hf", "torch") from None
-        try:
-            import transformers  # noqa: F401
-        except ImportError:
-            raise MissingExtra("hf", "hf", "transformers") from None
-        self._setup_lock = threading.Lock()
         self._run_lock = threading.Lock()  # one generate at a time per instance (one model, one device)
         self._location: ModelLocation | None = None
-        self._codec: TextCodec | None = None
         self._model = None
         self._generation: dict[int | None, Any] = {}
-        self._load_error: str | None = None
-        self.family: str | None = None
         self.device: str | None = None
         self.dtype: str | None = None
-        self.version: str | None = None
         self.forward_passes = 0  # generate() calls, for tests and benchmarks
 
     # -- setup ------------------------------------------------------------------------------
-
-    def codec(self) -> TextCodec:
-        """The config and tokenizer (cheap): resolves the model's location and its family."""
-        with self._setup_lock:
-            if self._codec is None:
-                self._codec = self._make_codec()
-            return self._codec
 
     def _make_codec(self) -> TextCodec:
         from transformers import AutoTokenizer
@@ -536,23 +576,6 @@ class HFTranslator(TextTranslator):
                   sane_length(loc.config.get("max_source_positions"))]
         self._location, self.family = loc, family
         return TextCodec(tokenizer, family, opts.language_codes, min([n for n in limits if n], default=None))
-
-    def check(self, items: pl.DataFrame) -> None:
-        check_pairs(self.codec(), self.system, items)
-
-    def load(self) -> None:
-        """Load the weights (once); later calls return at once. Raises ModelLoadError on failure."""
-        codec = self.codec()
-        with self._setup_lock:
-            if self._model is not None:
-                return
-            if self._load_error is not None:
-                raise ModelLoadError(self._load_error)
-            try:
-                self._load(codec)
-            except Exception as exc:  # noqa: BLE001 - remembered: no reload per request
-                self._load_error = f"cannot load {self.options.model!r}: {type(exc).__name__}: {exc}"
-                raise ModelLoadError(self._load_error) from exc
 
     def _load(self, codec: TextCodec) -> None:
         import torch
@@ -595,8 +618,8 @@ class HFTranslator(TextTranslator):
 
     # -- translation ------------------------------------------------------------------------
 
-    def limits(self) -> BatchLimits:
-        return BatchLimits(max_items=self.options.batch_size * 8, max_units=1_000_000)
+    def _loaded(self) -> bool:
+        return self._model is not None
 
     def translate_batch(self, texts, src, tgt, *, timeout):
         """Length-sorted forward passes of ``batch_size``; outputs in input order. ``timeout`` is not
