@@ -18,8 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .registry import Registry
 
-LABELS = ("male", "female", "neutral", "ambiguous")
-Label = Literal["male", "female", "neutral", "ambiguous"]
+# neutral: no gender cued; ambiguous: both cued; unknown: what the rules look for is not there
+# (e.g. the friend of the OTSC template left out of a translation) — a label, not a guess.
+LABELS = ("male", "female", "neutral", "ambiguous", "unknown")
+Label = Literal["male", "female", "neutral", "ambiguous", "unknown"]
 _WORD = re.compile(r"^[^\W\d_]+$")  # letters only: one regex word, one Python token
 
 
@@ -49,6 +51,7 @@ class RuleSet(BaseModel):
     language: str = "en"
     doc: str = ""
     rules: tuple[Rule, ...] = Field(min_length=1)
+    default: Label = "neutral"  # the label when no rule fires
 
     @property
     def signature(self) -> str:
@@ -72,7 +75,7 @@ def label_expr(rule_set: RuleSet, column: str = "translation") -> pl.Expr:
     for rule in rule_set.rules:
         cond = pl.all_horizontal([hits[tuple(sorted(g))] for g in rule.words])
         chain = pl.when(cond).then(pl.lit(rule.label)) if chain is None else chain.when(cond).then(pl.lit(rule.label))
-    return pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(chain.otherwise(pl.lit("neutral")))
+    return pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(chain.otherwise(pl.lit(rule_set.default)))
 
 
 def label_text(rule_set: RuleSet, text: str | None) -> str | None:
@@ -83,7 +86,7 @@ def label_text(rule_set: RuleSet, text: str | None) -> str | None:
     for rule in rule_set.rules:
         if all(any(w in words for w in group) for group in rule.words):
             return rule.label
-    return "neutral"
+    return rule_set.default
 
 
 @cache

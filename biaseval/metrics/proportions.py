@@ -20,7 +20,9 @@ CLASSES = ("male", "female", "neutral")
 SHARE_METRICS = ("p_m", "p_f", "p_n")
 
 
-CLASS_INDEX = {"male": 0, "female": 1, "neutral": 2, "ambiguous": 2}  # ambiguous counts as neutral
+# ambiguous (both genders cued) and unknown (the cue's carrier is missing) count as neutral: the
+# output does not commit to one gender.
+CLASS_INDEX = {"male": 0, "female": 1, "neutral": 2, "ambiguous": 2, "unknown": 2}
 
 
 def shares(counts: np.ndarray) -> np.ndarray:
