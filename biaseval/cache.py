@@ -20,6 +20,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -28,6 +29,7 @@ from .store import write_parquet_atomic, write_text_atomic
 KEY = ["src_lang", "tgt_lang", "source"]
 STORE_SCHEMA = pa.schema(
     [
+        ("key_hash", pa.uint64()),  # biaseval.keys.key_hash of (src_lang, tgt_lang, source)
         ("src_lang", pa.string()),
         ("tgt_lang", pa.string()),
         ("source", pa.string()),
@@ -83,28 +85,33 @@ class TranslationCache:
         write_parquet_atomic(rows.select(STORE_SCHEMA.names).cast(STORE_SCHEMA), path)
         return path
 
-    def lookup(self, identity: dict, wanted: pl.DataFrame, *, run_id: str | None = None) -> pl.DataFrame:
-        """The latest successful translation of each (src_lang, tgt_lang, source) in ``wanted`` that the
-        store holds (only those made by ``run_id`` when given). Columns: STORE_SCHEMA."""
-        return self._latest(identity, wanted, run_id, pl.col("translation").is_not_null())
-
-    def failures(self, identity: dict, wanted: pl.DataFrame, *, run_id: str | None = None) -> pl.DataFrame:
-        """The latest recorded failure of each wanted text (for texts with no translation)."""
-        return self._latest(identity, wanted, run_id, pl.col("translation").is_null())
-
-    def _latest(self, identity: dict, wanted: pl.DataFrame, run_id: str | None, keep: pl.Expr) -> pl.DataFrame:
+    def hashes(self, identity: dict, *, run_id: str | None = None) -> np.ndarray:
+        """Sorted distinct keys of the texts the store holds a translation of (by ``run_id`` if given)."""
         parts = self.parts(identity)
-        if not parts or wanted.height == 0:
-            return pl.DataFrame(schema=pl.Schema(pl.from_arrow(STORE_SCHEMA.empty_table()).schema))
-        rows = pl.scan_parquet(parts).filter(keep)
+        if not parts:
+            return np.zeros(0, dtype=np.uint64)
+        rows = pl.scan_parquet(parts).filter(pl.col("translation").is_not_null())
         if run_id is not None:
             rows = rows.filter(pl.col("run_id") == run_id)
-        return (
-            rows.join(wanted.lazy().select(KEY).unique(), on=KEY, how="semi")
-            .sort("translated_at")
-            .unique(subset=KEY, keep="last", maintain_order=False)
-            .collect()
-        )
+        return np.unique(rows.select("key_hash").collect()["key_hash"].to_numpy())
+
+    def latest(self, identity: dict, items: pl.DataFrame, keys: np.ndarray, *,
+               run_id: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """For the (src_lang, tgt_lang, source) rows of ``items`` (with their ``keys``): the latest
+        successful translation of each, and the latest failure of those without one. Matches on the
+        key, then on the full texts."""
+        empty = pl.DataFrame(schema=pl.Schema(pl.from_arrow(STORE_SCHEMA.empty_table()).schema))
+        parts = self.parts(identity)
+        if not parts or items.height == 0:
+            return empty, empty
+        rows = pl.scan_parquet(parts).filter(pl.col("key_hash").is_in(pl.Series(np.unique(keys))))
+        if run_id is not None:
+            rows = rows.filter(pl.col("run_id") == run_id)
+        found = rows.collect().join(items.select(KEY).unique(), on=KEY, how="semi").sort("translated_at")
+        ok = found.filter(pl.col("translation").is_not_null()).unique(subset=KEY, keep="last", maintain_order=False)
+        failed = (found.filter(pl.col("translation").is_null()).join(ok.select(KEY), on=KEY, how="anti")
+                  .unique(subset=KEY, keep="last", maintain_order=False))
+        return ok, failed
 
     def compact(self, identity: dict, min_parts: int = 64) -> int:
         """Merge many parts into one (lookups read fewer files). Safe to interrupt: the merged part

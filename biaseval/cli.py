@@ -85,12 +85,12 @@ def score(run_dir: Path) -> None:
 def validate(config_path: Path, data: bool) -> None:
     """Check a config (names, fields, datasets, recorded files) without running anything."""
     from .config import load_config
-    from .sweep import plan_shards, prepare
+    from .sweep import prepare, shards_of
 
     config = load_config(config_path)
     if data:
         prepared = prepare(config, config_path.resolve().parent)
-        shards = plan_shards(prepared)
+        shards = shards_of(prepared)
         rows = sum(s.size for s in shards)
         click.echo(f"{config_path}: ok — {len(config.systems)} systems, {len(config.suites)} suites, "
                    f"{rows:,} item × system rows in {len(shards)} shards")
@@ -103,10 +103,14 @@ def validate(config_path: Path, data: bool) -> None:
 def list_(kind: str) -> None:
     """List the registered suites, backends, detectors or datasets."""
     if kind == "suites":
-        from .suites import SUITES
+        from .suites import REPO_SUITES, SUITES, resolve_suite
 
+        for path in sorted(REPO_SUITES.glob("*.yaml")):
+            resolve_suite(path.stem, REPO_SUITES.parent)
         for name, s in SUITES.items():
-            click.echo(f"{name:12s} {s.src_lang}->{s.tgt_lang}  {len(s.subsets)} subsets  detector {s.default_detector}  dataset {s.dataset}")
+            detectors = ", ".join(f"{t}: {d}" for t, d in s.detectors.items())
+            click.echo(f"{name:12s} {s.src_lang}->{','.join(s.targets)}  {len(s.subsets)} subsets  "
+                       f"scorer {s.scorer}  detectors {detectors}")
     elif kind == "backends":
         from .translators import TRANSLATORS
 

@@ -12,13 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .detect import RuleSet, builtin
-from .errors import ConfigError
+from .yamlio import YamlDoc, read_yaml
 from .registry import Registry
-from .suites import SUITES
+from .suites import SUITES, resolve_suite
 from .translators import TRANSLATORS
 
 
@@ -81,9 +80,12 @@ class MetricsConfig(_Frozen):
 class RunConfig(_Frozen):
     name: str = "run"
     description: str = ""
-    suites: tuple[str, ...] = Field(min_length=1)
+    suites: tuple[str, ...] = Field(min_length=1, description="suite names, or paths of template suite files")
     systems: dict[str, SystemConfig] = Field(min_length=1)
-    detectors: dict[str, str] = Field(default_factory=dict, description="suite -> detector override")
+    lexicon: str | None = Field(default=None, description="an occupation lexicon for every template suite "
+                                "that uses one (relative to the config file)")
+    detectors: dict[str, str | dict[str, str]] = Field(
+        default_factory=dict, description="suite -> detector, or suite -> {target language -> detector}")
     rule_sets: dict[str, dict[str, Any]] = Field(default_factory=dict, description="extra detector rule sets")
     sweep: SweepConfig = SweepConfig()
     cache: CacheConfig = CacheConfig()
@@ -118,9 +120,14 @@ class RunConfig(_Frozen):
             reg.add(name, RuleSet(name=name, **entry))
         return reg
 
-    def detector_for(self, suite: str) -> RuleSet:
-        name = self.detectors.get(suite, SUITES.get(suite).default_detector)
-        return self.detector_registry().get(name)
+    def detector_name(self, suite: str, tgt: str) -> str:
+        override = self.detectors.get(suite)
+        if isinstance(override, dict):
+            override = override.get(tgt)
+        return override or SUITES.get(suite).detector_for(tgt)
+
+    def detector_for(self, suite: str, tgt: str) -> RuleSet:
+        return self.detector_registry().get(self.detector_name(suite, tgt))
 
     def suites_of(self, system: str) -> list[str]:
         """The run's suites this system translates."""
@@ -132,90 +139,62 @@ class RunConfig(_Frozen):
 
 
 def load_config(path: str | Path) -> RunConfig:
-    """Parse and validate a run config; ConfigError names the file, line and field at fault."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config ({exc.strerror})") from None
-    try:
-        node = yaml.compose(text)
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{where}: invalid YAML: {problem}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
-    try:
-        config = RunConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(_format_errors(path, node, exc)) from None
-    _check_names(config, path, node)
+    """Parse and validate a run config; ConfigError names the file, line and field at fault.
+
+    Template suites are loaded (and registered) here; the config returned names every suite by its
+    name, whether the file gave a name or a path."""
+    doc = read_yaml(path, "config")
+    config = doc.validate(RunConfig)
+    config = resolve_suites(config, doc.path.resolve().parent, doc)
+    _check_names(config, doc)
     return config
 
 
-def _check_names(config: RunConfig, path: Path, node: yaml.Node) -> None:
-    def fail(field: tuple, message: str) -> None:
-        raise ConfigError(f"{_where(path, node, field)}: {'.'.join(map(str, field))}: {message}")
+def resolve_suites(config: RunConfig, config_dir: Path, doc: YamlDoc | None = None) -> RunConfig:
+    lexicon = None
+    if config.lexicon:
+        lexicon = Path(config.lexicon)
+        lexicon = lexicon if lexicon.is_absolute() else config_dir / lexicon
+    names = []
+    for i, name in enumerate(config.suites):
+        where = doc.where(("suites", i)) + f": suites.{i}" if doc else ""
+        names.append(resolve_suite(name, config_dir, lexicon, where).name)
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes and doc:
+        raise doc.fail(("suites",), f"suite listed twice: {', '.join(dupes)}")
+    return config.model_copy(update={"suites": tuple(names)})
 
-    for i, suite in enumerate(config.suites):
-        if suite not in SUITES:
-            fail(("suites", i), SUITES.unknown_message(suite))
+
+def _check_names(config: RunConfig, doc: YamlDoc) -> None:
+    def fail(field: tuple, message: str) -> None:
+        raise doc.fail(field, message)
+
     for suite, detector in config.detectors.items():
         if suite not in config.suites:
             fail(("detectors", suite), f"suite {suite!r} is not in this run's suites")
+        if isinstance(detector, dict):
+            for tgt in detector:
+                if tgt not in SUITES.get(suite).targets:
+                    fail(("detectors", suite, tgt), f"{suite} has no target language {tgt!r}")
     for name, entry in config.rule_sets.items():
         if name in builtin():
             fail(("rule_sets", name), "a built-in detector has this name; choose another")
-        try:
-            RuleSet(name=name, **entry)
-        except ValidationError as exc:
-            raise ConfigError(_format_errors(path, node, exc, prefix=("rule_sets", name))) from None
+        doc.validate(RuleSet, {"name": name, **entry}, prefix=("rule_sets", name))
     detectors = config.detector_registry()
-    for suite, detector in config.detectors.items():
-        if detector not in detectors:
-            fail(("detectors", suite), detectors.unknown_message(detector))
+    for suite in config.suites:
+        for tgt in SUITES.get(suite).targets:
+            name = config.detector_name(suite, tgt)
+            if name not in detectors:
+                override = config.detectors.get(suite)
+                field = ("detectors", suite) + ((tgt,) if isinstance(override, dict) else ())
+                fail(field if override else ("suites",), detectors.unknown_message(name))
     for name, system in config.systems.items():
         if system.backend not in TRANSLATORS:
             fail(("systems", name, "backend"), TRANSLATORS.unknown_message(system.backend))
         backend = TRANSLATORS.get(system.backend)
-        try:
-            backend.Options.model_validate(system.options)
-        except ValidationError as exc:
-            raise ConfigError(_format_errors(path, node, exc, prefix=("systems", name, "options"))) from None
+        doc.validate(backend.Options, system.options, prefix=("systems", name, "options"))
         for suite in system.suites or ():
             if suite not in config.suites:
                 fail(("systems", name, "suites"), f"suite {suite!r} is not in this run's suites")
         if not config.suites_of(name):
             fail(("systems", name), f"covers none of this run's suites ({', '.join(config.suites)})")
-
-
-def _format_errors(path: Path, node: yaml.Node, exc: ValidationError, prefix: tuple = ()) -> str:
-    lines = []
-    for err in exc.errors():
-        field = prefix + tuple(err["loc"])
-        message = err["msg"]
-        if err["type"] == "extra_forbidden":
-            message = "unknown key"
-        lines.append(f"{_where(path, node, field)}: {'.'.join(map(str, field))}: {message}")
-    return "\n".join(lines)
-
-
-def _where(path: Path, node: yaml.Node | None, field: tuple) -> str:
-    """``file:line`` of the deepest YAML node on ``field``'s path (the key itself when it is unknown)."""
-    line = None
-    for key in field:
-        if isinstance(node, yaml.MappingNode):
-            match = next(((k, v) for k, v in node.value if k.value == str(key)), None)
-            if match is None:
-                break
-            line = match[0].start_mark.line + 1
-            node = match[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return f"{path}:{line}" if line else str(path)

@@ -29,7 +29,7 @@ def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimat
     live = plan_live(prepared, cache_for(config), refresh=refresh, run_id=None)
     out = []
     for system, cfg in config.systems.items():
-        items = prepared.system_items(system).height
+        items = prepared.size_of(system)
         plan = live.get(system)
         chars = plan.chars if plan else 0
         price = cfg.price_per_million_chars

@@ -27,6 +27,10 @@ class Registry(Generic[T]):
             raise ValueError(f"{self.kind} {name!r} is registered twice")
         self._items[name] = obj
 
+    def put(self, name: str, obj: T) -> None:
+        """Add or replace (for entries loaded from files, which may be reloaded)."""
+        self._items[name] = obj
+
     def get(self, name: str, where: str = "") -> T:
         try:
             return self._items[name]

@@ -103,8 +103,9 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
         f"- run: `{run_info['run_id']}` (config hash `{run_info['config_hash']}`, biaseval {run_info['biaseval_version']})",
         f"- created {run_info['created_at']}, updated {run_info['updated_at']}",
     ]
-    for suite, d in run_info["datasets"].items():
-        lines.append(f"- {suite}: dataset {d['dataset']} @ `{d['commit'][:12]}`")
+    for suite, d in run_info["suites"].items():
+        origin = f"dataset {d['dataset']} @ `{d['commit'][:12]}`" if d.get("commit") else "template"
+        lines.append(f"- {suite} (version {d['version']}, {d['size']:,} items): {origin}, fingerprint `{d['fingerprint'][:12]}`")
     for name, s in run_info["systems"].items():
         lines.append(f"- system **{name}** ({s['backend']}): {s['version'] or 'no version given'}; suites: {', '.join(s['suites'])}")
     signatures = metrics.select("signature").unique().sort("signature")["signature"].to_list() if "signature" in metrics.columns else []

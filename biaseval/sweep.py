@@ -1,18 +1,19 @@
 """The sweep: items × systems, translated on Ray actors, one Parquet file per shard of items.
 
-1. ``prepare``: resolve and verify datasets, load the suites' items, build each backend once in the
-   driver and let it check its input (recorded files must line up). Nothing is written before this.
-2. ``plan_shards``: per system and suite, consecutive runs of ``shard_size`` items. A shard's key
-   hashes the system's config and the shard's item ids, so a finished shard is reused only for the
-   same work.
-3. ``plan_live``: for each live system (a TextTranslator), the distinct (language pair, source)
-   texts of the run, minus those the translation store already holds: what must be sent, and its
-   size in characters (the cost guard refuses to start past a system's ``max_chars``).
-4. ``execute``: each system gets ``actors`` Ray actors hosting its backend. Recorded systems turn
-   item shards into files directly. Live systems translate their texts to send in chunks, each
-   chunk's results (translations and failures) appended to the store as soon as it finishes, under
-   a rate limit shared by all the system's actors.
-5. ``materialize``: a live system's item shards are joined from the store in the driver.
+Items are never all in memory: a suite is opened (``SuiteData``) and shards are index ranges whose
+items the workers generate or slice themselves; the driver plans with 8-byte keys per item.
+
+1. ``prepare``: open the run's suites (datasets resolved and verified), check recorded outputs line
+   up. Nothing is written before this succeeds.
+2. ``plan_shards``: per system and suite, consecutive ranges of ``shard_size`` items. A shard's key
+   covers the system and the suite's fingerprint, so a finished shard is reused only for the same work.
+3. ``plan_live``: per live system (a TextTranslator), the keys of its texts; which are already in the
+   translation store; and which shard sends each distinct text not yet stored (the first holding it:
+   identical sources are sent once per run). The cost guard refuses a run past ``max_chars``.
+4. ``execute``: each system gets ``actors`` Ray actors hosting its backend. Recorded systems write
+   their shards directly. Live systems first send their texts (each shard's share, results appended to
+   the store as each finishes, under a rate limit shared by the system's actors), then write every
+   shard from the store.
 
 A rerun with the same output directory skips finished shards and re-sends only texts that never
 arrived or failed, so an interrupted sweep loses at most the work in flight.
@@ -24,26 +25,31 @@ import hashlib
 import os
 import sys
 import time
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from . import __version__
 from .cache import KEY, STORE_SCHEMA, TranslationCache, system_identity
-from .config import RunConfig, SystemConfig
-from .datasets import resolve
+from .config import RunConfig, SystemConfig, resolve_suites
 from .errors import BiasevalError, RunDirError, SweepFailed
+from .keys import key_hashes
 from .live import LiveRunner, RetryPolicy
 from .store import SHARD_KEY, RunDir, write_parquet_atomic
-from .suites import SUITES
+from .suites import ITEM_SCHEMA, SUITES, SuiteData
 from .translators import TRANSLATORS, TextTranslator, Translator
 
 SHARD_ERRORS = b"biaseval.errors"
+ITEM_COLUMNS = ["item_id", "suite", "subset", "src_lang", "tgt_lang", "source", "gold", "occupation",
+                "female_share", "stereotype"]
 
 TRANSLATION_SCHEMA = pa.schema(
     [
@@ -59,6 +65,7 @@ TRANSLATION_SCHEMA = pa.schema(
         ("source", pa.string()),
         ("gold", pa.string()),  # copied from the item, so a shard scores without a join
         ("occupation", pa.string()),
+        ("female_share", pa.float64()),
         ("stereotype", pa.string()),
         ("translation", pa.string()),  # null when the text failed; never an empty stand-in
         ("error", pa.string()),
@@ -79,7 +86,7 @@ class Shard:
     system: str
     suite: str
     index: int
-    start: int  # row range in the suite's item table
+    start: int  # item range in the suite's order
     stop: int
     key: str
 
@@ -99,38 +106,21 @@ class LivePlan:
     identity: dict
     unique: int  # distinct (pair, source) texts of the run
     cached: int  # of those, already in the store
-    to_send: pl.DataFrame  # KEY columns
-    chars: int  # characters of to_send
-
-    @property
-    def sends(self) -> int:
-        return self.to_send.height
+    sends: int  # of those, to send now
+    chars: int  # characters to send
+    send: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> keys it sends
 
 
 @dataclass
 class Prepared:
     config: RunConfig
     config_dir: Path
-    items: dict[str, pl.DataFrame]  # suite -> item table
+    suites: dict[str, SuiteData]
     coverage: dict[str, list[str]]  # system -> suites it translates
-    dataset_commits: dict[str, str]  # suite -> dataset commit
     live: dict[str, LivePlan] = field(default_factory=dict)  # filled by plan_live
 
-    @classmethod
-    def from_run(cls, run: RunDir) -> "Prepared":
-        """The prepared state a finished run recorded (no dataset access needed)."""
-        info = run.read_run()
-        if info is None:
-            raise RunDirError(f"{run.root}: no run.json; not a biaseval run directory")
-        config = RunConfig.model_validate(info["config"])
-        items = pl.read_parquet(run.items)
-        by_suite = {s: items.filter(pl.col("suite") == s).sort("item_id") for s in config.suites}
-        coverage = {name: sys_info["suites"] for name, sys_info in info["systems"].items()}
-        commits = {s: d["commit"] for s, d in info["datasets"].items()}
-        return cls(config, Path(info["config_dir"]), by_suite, coverage, commits)
-
-    def system_items(self, system: str) -> pl.DataFrame:
-        return pl.concat([self.items[s] for s in self.coverage[system]])
+    def size_of(self, system: str) -> int:
+        return sum(self.suites[s].size for s in self.coverage[system])
 
 
 def backend_of(cfg: SystemConfig) -> type[Translator]:
@@ -153,46 +143,89 @@ def identity_of(cfg: SystemConfig) -> dict:
 
 
 def prepare(config: RunConfig, config_dir: Path) -> Prepared:
-    items, commits = {}, {}
-    for name in config.suites:
-        suite = SUITES.get(name)
-        data = resolve(suite.dataset)
-        items[name] = suite.load(data)
-        commits[name] = data.spec.commit
+    suites = {name: SUITES.get(name).open() for name in config.suites}
     coverage = {}
     for system, cfg in config.systems.items():
         coverage[system] = config.suites_of(system)
         if not is_live(cfg):  # live backends are built on the workers (clients, models, credentials)
-            build_translator(system, cfg, config_dir).check(pl.concat([items[s] for s in coverage[system]]))
-    return Prepared(config, config_dir, items, coverage, commits)
+            build_translator(system, cfg, config_dir).check({s: suites[s] for s in coverage[system]})
+    return Prepared(config, config_dir, suites, coverage)
 
 
 def cache_for(config: RunConfig) -> TranslationCache:
     return TranslationCache(config.cache.path)
 
 
+def system_key(cfg: SystemConfig) -> str:
+    return hashlib.sha256(cfg.model_dump_json().encode()).hexdigest()
+
+
+def plan_shards(config: RunConfig, coverage: dict[str, list[str]], sizes: dict[str, int],
+                fingerprints: dict[str, str]) -> list[Shard]:
+    size = config.sweep.shard_size
+    shards = []
+    for system, suites in coverage.items():
+        cfg = config.systems[system]
+        # A shard's key covers what determines its rows: for a live system its identity (stored
+        # translations are reusable across operational changes), for others the whole config.
+        base = repr(sorted(identity_of(cfg).items())) if is_live(cfg) else system_key(cfg)
+        for suite in suites:
+            for index, start in enumerate(range(0, sizes[suite], size)):
+                stop = min(start + size, sizes[suite])
+                key = hashlib.sha256(f"{base}|{suite}|{fingerprints[suite]}|{start}|{stop}".encode())
+                shards.append(Shard(system, suite, index, start, stop, key.hexdigest()[:24]))
+    return shards
+
+
+def shards_of(prepared: Prepared) -> list[Shard]:
+    sizes = {name: data.size for name, data in prepared.suites.items()}
+    fingerprints = {name: data.fingerprint for name, data in prepared.suites.items()}
+    return plan_shards(prepared.config, prepared.coverage, sizes, fingerprints)
+
+
 def plan_live(prepared: Prepared, cache: TranslationCache, *, refresh: bool = False,
               run_id: str | None = None) -> dict[str, LivePlan]:
-    """Per live system: the run's distinct texts and which of them the store does not hold yet.
+    """Per live system: its texts' keys, which the store holds, and which shard sends each new one.
 
     With ``refresh`` only translations made by ``run_id`` count (a refreshed run resumes without
     re-sending what it already got, but takes nothing from earlier runs)."""
     plans = {}
-    use_cache = prepared.config.cache.enabled
+    shards = shards_of(prepared)
     for system, cfg in prepared.config.systems.items():
         if not is_live(cfg):
             continue
         identity = identity_of(cfg)
-        wanted = prepared.system_items(system).select(KEY).unique(maintain_order=True)
-        if use_cache or refresh:
-            hits = cache.lookup(identity, wanted, run_id=run_id if refresh else None)
-            if refresh and run_id is None:
-                hits = hits.clear()
+        mine = [s for s in shards if s.system == system]
+        keys, lengths, owner = [], [], []
+        for k, shard in enumerate(mine):
+            items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
+            keys.append(key_hashes(items))
+            lengths.append(items["source"].str.len_chars().to_numpy())
+            owner.append(np.full(items.height, k, dtype=np.int32))
+        all_keys = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
+        all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+        all_owner = np.concatenate(owner) if owner else np.zeros(0, np.int32)
+        # the first row holding each distinct key owns it
+        order = np.argsort(all_keys, kind="stable")
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = all_keys[order][1:] != all_keys[order][:-1]
+        owned = np.zeros(len(all_keys), dtype=bool)
+        owned[order[first]] = True
+        if refresh:  # only what this (resumed) run already got
+            stored = cache.hashes(identity, run_id=run_id) if run_id else np.zeros(0, np.uint64)
+        elif prepared.config.cache.enabled:
+            stored = cache.hashes(identity)
         else:
-            hits = wanted.clear()
-        to_send = wanted.join(hits.select(KEY), on=KEY, how="anti").sort(KEY)
-        chars = int(to_send["source"].str.len_chars().sum() or 0)
-        plans[system] = LivePlan(identity, wanted.height, hits.height, to_send, chars)
+            stored = np.zeros(0, np.uint64)
+        in_store = np.isin(all_keys, stored)
+        send = owned & ~in_store
+        plan = LivePlan(identity, int(owned.sum()), int((owned & in_store).sum()), int(send.sum()),
+                        int(all_lengths[send].sum()))
+        for k, shard in enumerate(mine):
+            chosen = all_keys[send & (all_owner == k)]
+            if len(chosen):
+                plan.send[(shard.suite, shard.index)] = chosen
+        plans[system] = plan
     prepared.live = plans
     return plans
 
@@ -208,29 +241,6 @@ def check_budgets(prepared: Prepared) -> None:
             )
 
 
-def system_key(cfg: SystemConfig) -> str:
-    return hashlib.sha256(cfg.model_dump_json().encode()).hexdigest()
-
-
-def plan_shards(prepared: Prepared) -> list[Shard]:
-    size = prepared.config.sweep.shard_size
-    shards = []
-    for system, suites in prepared.coverage.items():
-        cfg = prepared.config.systems[system]
-        # A shard's key covers what determines its rows: for a live system its identity (cached
-        # translations are reusable across operational changes), for others the whole config.
-        base = repr(sorted(identity_of(cfg).items())) if is_live(cfg) else system_key(cfg)
-        for suite in suites:
-            ids = prepared.items[suite]["item_id"]
-            for index, start in enumerate(range(0, len(ids), size)):
-                stop = min(start + size, len(ids))
-                digest = hashlib.sha256(base.encode())
-                digest.update(suite.encode())
-                digest.update("\n".join(ids[start:stop].to_list()).encode())
-                shards.append(Shard(system, suite, index, start, stop, digest.hexdigest()[:24]))
-    return shards
-
-
 def _timestamp(value: datetime) -> pl.Expr:
     return pl.lit(value).dt.replace_time_zone("UTC").cast(pl.Datetime("us", "UTC"))
 
@@ -238,8 +248,7 @@ def _timestamp(value: datetime) -> pl.Expr:
 def translation_table(items: pl.DataFrame, translations: list[str | None], system: str, version: str,
                       run_id: str, *, provider: str = "recorded") -> pa.Table:
     """Rows of an item-keyed (recorded) system: replayed, so no attempts, no provider model."""
-    frame = items.select("item_id", "suite", "subset", "src_lang", "tgt_lang", "source", "gold", "occupation",
-                         "stereotype").with_columns(
+    frame = items.select(ITEM_COLUMNS).with_columns(
         pl.lit(system).alias("system"),
         pl.lit(version).alias("system_version"),
         pl.lit(provider).alias("provider"),
@@ -258,32 +267,36 @@ def live_table(items: pl.DataFrame, found: pl.DataFrame, failed: pl.DataFrame, s
                run_id: str) -> pa.Table:
     """Rows of a live system's items from the store: the translation where there is one, else the
     latest recorded failure."""
-    base = items.select("item_id", "suite", "subset", "src_lang", "tgt_lang", "source", "gold", "occupation",
-                        "stereotype")
+    base = items.select(ITEM_COLUMNS).with_row_index("_order")
+    found = found.drop("error", "key_hash", strict=False)
+    failed = failed.drop("translation", "key_hash", strict=False)
     ok = base.join(found, on=KEY, how="inner")
     bad = base.join(found.select(KEY), on=KEY, how="anti").join(failed, on=KEY, how="left")
-    frame = pl.concat([ok, bad], how="diagonal_relaxed").with_columns(
+    frame = pl.concat([ok, bad], how="diagonal_relaxed").sort("_order").with_columns(
         pl.lit(system).alias("system"),
         pl.lit(version).alias("system_version"),
         pl.col("error").fill_null(pl.when(pl.col("translation").is_null()).then(pl.lit("not translated"))),
         pl.col("attempts").fill_null(0).cast(pl.Int32),
         (pl.col("run_id").is_not_null() & (pl.col("run_id") != run_id)).alias("cached"),
         pl.lit(run_id).alias("run_id"),
-    ).sort("item_id")
+    )
     return frame.select(TRANSLATION_SCHEMA.names).to_arrow().cast(TRANSLATION_SCHEMA)
 
 
 class ShardWorker:
     """Hosts one system's backend inside a Ray actor.
 
-    Recorded systems: ``run_shard`` turns a shard of items into a Parquet file. Live systems:
-    ``translate_texts`` sends a chunk of texts (retries, shared rate limit) and appends the results
-    to the translation store. ``die_after`` (testing only) makes the process exit after that many
-    tasks, as a crashed worker would, to show that a rerun resumes cleanly.
+    ``run_shard`` (recorded systems) turns a shard of items into a Parquet file. For live systems,
+    ``send_shard`` sends the texts a shard owns (retries, shared rate limit) and appends the results
+    to the translation store; ``write_shard`` then writes the shard's rows from the store.
+    ``die_after`` (testing only) makes the process exit after that many tasks, as a crashed worker
+    would, to show that a rerun resumes cleanly.
     """
 
     def __init__(self, system: str, cfg_json: str, config_dir: str, run_root: str, run_id: str,
-                 cache_root: str | None = None, limiter=None, die_after: int | None = None):
+                 suites: dict, cache_root: str | None = None, limiter=None, die_after: int | None = None):
+        for suite in suites.values():  # template suites live in the driver's registry only
+            SUITES.put(suite.name, suite)
         self.system = system
         self.cfg = SystemConfig.model_validate_json(cfg_json)
         self.translator = build_translator(system, self.cfg, Path(config_dir))
@@ -302,33 +315,38 @@ class ShardWorker:
         if self.die_after is not None and self.done >= self.die_after:
             os._exit(1)
 
-    def run_shard(self, shard: Shard, items: pa.Table) -> int:
-        frame = pl.from_arrow(items)
-        translations = self.translator.translate_items(frame)
-        table = translation_table(frame, translations, self.system, self.cfg.version, self.run_id)
-        path = self.run.shard_path(shard.system, shard.suite, shard.index)
-        write_parquet_atomic(table, path, {SHARD_KEY: shard.key.encode(), SHARD_ERRORS: b"0"})
-        self._finished()
-        return table.num_rows
+    def _write(self, shard: Shard, table: pa.Table, errors: int) -> None:
+        write_parquet_atomic(table, self.run.shard_path(shard.system, shard.suite, shard.index),
+                             {SHARD_KEY: shard.key.encode(), SHARD_ERRORS: str(errors).encode()})
 
-    def translate_texts(self, texts: pa.Table) -> int:
+    def run_shard(self, shard: Shard, data: SuiteData) -> tuple[int, int]:
+        items = data.slice(shard.start, shard.stop)
+        table = translation_table(items, self.translator.translate_items(items), self.system, self.cfg.version,
+                                  self.run_id)
+        self._write(shard, table, 0)
+        self._finished()
+        return table.num_rows, 0
+
+    def send_shard(self, shard: Shard, data: SuiteData, keys: np.ndarray) -> tuple[int, int]:
         import ray
 
+        items = data.slice(shard.start, shard.stop)
+        texts = items.select(KEY).with_columns(pl.Series("key_hash", key_hashes(items)))
+        texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys))).unique("key_hash", maintain_order=True)
         limiter = self.limiter
         reserve = (lambda requests, chars: ray.get(limiter.reserve.remote(requests, chars))) if limiter else None
         pause = (lambda seconds: limiter.pause.remote(seconds)) if limiter else None
         retry = self.cfg.retry
-        runner = LiveRunner(
-            self.translator,
-            RetryPolicy(retry.max_attempts, retry.backoff_s, retry.max_backoff_s, retry.timeout_s),
-            reserve=reserve, pause=pause, concurrency=self.cfg.concurrency,
-        )
-        frame = pl.from_arrow(texts)
-        parts = []
-        for (src, tgt), group in frame.group_by(["src_lang", "tgt_lang"], maintain_order=True):
+        runner = LiveRunner(self.translator,
+                            RetryPolicy(retry.max_attempts, retry.backoff_s, retry.max_backoff_s, retry.timeout_s),
+                            reserve=reserve, pause=pause, concurrency=self.cfg.concurrency)
+        parts, failed = [], 0
+        for (src, tgt), group in texts.group_by(["src_lang", "tgt_lang"], maintain_order=True):
             sources = group["source"].to_list()
             results = runner.translate(sources, src, tgt)
+            failed += sum(r.translation is None for r in results)
             parts.append(pa.table({
+                "key_hash": group["key_hash"].to_arrow(),
                 "src_lang": [src] * len(sources), "tgt_lang": [tgt] * len(sources), "source": sources,
                 "translation": [r.translation for r in results], "error": [r.error for r in results],
                 "attempts": pa.array([r.attempts for r in results], pa.int32()),
@@ -341,7 +359,17 @@ class ShardWorker:
         if parts:
             self.cache.append(self.identity, pa.concat_tables(parts))
         self._finished()
-        return frame.height
+        return texts.height, failed
+
+    def write_shard(self, shard: Shard, data: SuiteData, refresh: bool) -> tuple[int, int]:
+        items = data.slice(shard.start, shard.stop)
+        found, failed = self.cache.latest(self.identity, items, key_hashes(items),
+                                          run_id=self.run_id if refresh else None)
+        table = live_table(items, found, failed, self.system, self.cfg.version, self.run_id)
+        errors = table.num_rows - len(table.column("translation").drop_null())
+        self._write(shard, table, errors)
+        self._finished()
+        return table.num_rows, errors
 
 
 class Progress:
@@ -389,88 +417,120 @@ def ray_session(address: str | None = None) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of actor work: an item shard of a recorded system, or a chunk of a live system's texts."""
+    """One unit of actor work on a shard: ``items`` (recorded), ``send`` or ``write`` (live)."""
 
-    system: str
-    name: str
+    kind: str
+    shard: Shard
     units: int
-    shard: Shard | None = None
-    texts: pl.DataFrame | None = None
+    keys: np.ndarray | None = None
+
+    @property
+    def system(self) -> str:
+        return self.shard.system
+
+    @property
+    def name(self) -> str:
+        return f"{self.shard.name} ({self.kind})"
 
 
-def live_tasks(prepared: Prepared) -> list[Task]:
-    size = prepared.config.sweep.texts_per_task
-    tasks = []
-    for system, live in prepared.live.items():
-        for index, start in enumerate(range(0, live.sends, size)):
-            chunk = live.to_send.slice(start, size)
-            tasks.append(Task(system, f"{system}/texts/{index:05d}", chunk.height, texts=chunk))
-    return tasks
+@dataclass
+class Outcome:
+    rows: int = 0  # item rows written
+    sent: int = 0  # texts sent
+    failed: int = 0  # item rows written without a translation
 
 
 def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, cache: TranslationCache,
-            die_after: int | None = None, progress: Progress | None = None) -> None:
-    """Run ``tasks`` on Ray actors; raise SweepFailed (keeping finished work) if any fails."""
+            refresh: bool = False, die_after: int | None = None, progress: Progress | None = None) -> Outcome:
+    """Run ``tasks`` on Ray actors, a system's ``write`` tasks only after all its ``send`` tasks;
+    raise SweepFailed (keeping finished work) if any fails."""
     import ray
 
     from .live import RateLimiter
 
     config = prepared.config
-    queues: dict[str, list[Task]] = {}
+    ready: dict[str, deque[Task]] = {}
+    later: dict[str, deque[Task]] = {}
     for task in tasks:
-        queues.setdefault(task.system, []).append(task)
+        (later if task.kind == "write" else ready).setdefault(task.system, deque()).append(task)
+        ready.setdefault(task.system, deque())
+        later.setdefault(task.system, deque())
+    refs = {name: ray.put(data) for name, data in prepared.suites.items()}
     worker_cls = ray.remote(ShardWorker)
     limiter_cls = ray.remote(RateLimiter)
     in_flight: dict[ray.ObjectRef, tuple[Task, object]] = {}
+    running: dict[object, int] = {}
+    sending: dict[str, int] = {system: 0 for system in ready}
 
     def submit(actor, task: Task) -> None:
-        if task.shard is not None:
-            s = task.shard
-            ref = actor.run_shard.remote(s, prepared.items[s.suite].slice(s.start, s.size).to_arrow())
+        data = refs[task.shard.suite]
+        if task.kind == "items":
+            ref = actor.run_shard.remote(task.shard, data)
+        elif task.kind == "send":
+            ref = actor.send_shard.remote(task.shard, data, task.keys)
+            sending[task.system] += 1
         else:
-            ref = actor.translate_texts.remote(task.texts.to_arrow())
+            ref = actor.write_shard.remote(task.shard, data, refresh)
         in_flight[ref] = (task, actor)
+        running[actor] += 1
 
+    def next_task(system: str) -> Task | None:
+        if not ready[system] and sending[system] == 0 and later[system]:
+            ready[system], later[system] = later[system], deque()
+        return ready[system].popleft() if ready[system] else None
+
+    def fill(system: str) -> None:
+        for actor in actors[system]:
+            while running[actor] < config.sweep.in_flight and (task := next_task(system)) is not None:
+                submit(actor, task)
+
+    suites = {name: SUITES.get(name) for name in prepared.suites}
     actors, limiters = {}, []
-    for system, queue in queues.items():
+    for system in ready:
         cfg = config.systems[system]
         limiter = None
         if cfg.limits.requests_per_s or cfg.limits.chars_per_min:
             limiter = limiter_cls.options(num_cpus=0).remote(
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s)
             limiters.append(limiter)
-        count = min(cfg.actors, len(queue))
-        options = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus, "max_restarts": 0,
-                   "max_concurrency": 1}
+        count = min(cfg.actors, len(ready[system]) + len(later[system]))
+        options = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus, "max_restarts": 0, "max_concurrency": 1}
         if cfg.resources:
             options["resources"] = dict(cfg.resources)
         actors[system] = [
             worker_cls.options(**options).remote(
                 system, cfg.model_dump_json(), str(prepared.config_dir), str(run.root), run_id,
-                str(cache.root), limiter, die_after,
-            )
+                {s: suites[s] for s in prepared.coverage[system]}, str(cache.root), limiter, die_after)
             for _ in range(count)
         ]
-        queue.reverse()  # pop() from the end hands tasks out in order
-        for _ in range(config.sweep.in_flight):
-            for actor in actors[system]:
-                if queue:
-                    submit(actor, queue.pop())
+        for actor in actors[system]:
+            running[actor] = 0
+        fill(system)
 
+    outcome = Outcome()
     failures: list[str] = []
     while in_flight:
-        ready, _ = ray.wait(list(in_flight), num_returns=1)
-        task, actor = in_flight.pop(ready[0])
+        done, _ = ray.wait(list(in_flight), num_returns=1)
+        task, actor = in_flight.pop(done[0])
+        running[actor] -= 1
+        if task.kind == "send":
+            sending[task.system] -= 1
         try:
-            units = ray.get(ready[0])
+            units, failed = ray.get(done[0])
         except Exception as exc:  # noqa: BLE001 - reported below with the task named
             failures.append(f"{task.name}: {_describe(exc)}")
-            queues[task.system].clear()
+            ready[task.system].clear()
+            later[task.system].clear()
             continue
+        if task.kind == "send":
+            outcome.sent += units
+        else:
+            outcome.rows += units
+            outcome.failed += failed
         if progress:
             progress.advance(units)
-        if queues[task.system] and not failures:
-            submit(actor, queues[task.system].pop())
+        if not failures:
+            fill(task.system)
     for handle in [a for system_actors in actors.values() for a in system_actors] + limiters:
         ray.kill(handle)
     if failures:
@@ -478,6 +538,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             f"{len(failures)} task(s) failed; finished shards and translations are kept ({run.translations}, "
             f"{cache.root}) and a rerun of the same command resumes from them. First failure: {failures[0]}"
         )
+    return outcome
 
 
 def _describe(exc: BaseException) -> str:
@@ -488,31 +549,6 @@ def _describe(exc: BaseException) -> str:
         return redact(f"{type(cause).__name__}: {cause}")
     text = str(exc).strip().splitlines()
     return redact(f"{type(exc).__name__}: {text[-1] if text else ''}")
-
-
-def materialize(prepared: Prepared, run: RunDir, run_id: str, shards: list[Shard], cache: TranslationCache,
-                *, refresh: bool) -> int:
-    """Write a live system's pending item shards from the store; returns the rows that failed."""
-    failed_rows = 0
-    by_system: dict[str, list[Shard]] = {}
-    for shard in shards:
-        by_system.setdefault(shard.system, []).append(shard)
-    for system, system_shards in by_system.items():
-        cfg = prepared.config.systems[system]
-        live = prepared.live[system]
-        wanted = prepared.system_items(system).select(KEY).unique()
-        found = cache.lookup(live.identity, wanted, run_id=run_id if refresh else None)
-        missing = wanted.join(found.select(KEY), on=KEY, how="anti")
-        failed = cache.failures(live.identity, missing, run_id=run_id).drop("translation")
-        found = found.drop("error")
-        for shard in system_shards:
-            items = prepared.items[shard.suite].slice(shard.start, shard.size)
-            table = live_table(items, found, failed, system, cfg.version, run_id)
-            errors = table.num_rows - table.column("translation").drop_null().__len__()
-            failed_rows += errors
-            write_parquet_atomic(table, run.shard_path(shard.system, shard.suite, shard.index),
-                                 {SHARD_KEY: shard.key.encode(), SHARD_ERRORS: str(errors).encode()})
-    return failed_rows
 
 
 @dataclass
@@ -540,6 +576,20 @@ def new_run_id(config: RunConfig) -> str:
     return f"{config.name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
 
 
+def write_items(path: Path, suites: dict[str, SuiteData]) -> None:
+    """items.parquet, streamed suite by suite in batches, renamed into place when complete."""
+    schema = pl.DataFrame(schema=ITEM_SCHEMA).to_arrow().schema
+    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    try:
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for data in suites.values():
+                for batch in data.batches():
+                    writer.write_table(batch.to_arrow().cast(schema))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def open_run(out: Path, prepared: Prepared, config_path: Path, run_id: str, previous: dict | None,
              refresh: bool) -> RunDir:
     """Create the run directory, or reopen it for a resume."""
@@ -548,8 +598,7 @@ def open_run(out: Path, prepared: Prepared, config_path: Path, run_id: str, prev
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     run.root.mkdir(parents=True, exist_ok=True)
     run.remove_temporaries()
-    items = pl.concat([prepared.items[s] for s in config.suites])
-    write_parquet_atomic(items.to_arrow(), run.items)
+    write_items(run.items, prepared.suites)
     run.write_run({
         "run_id": run_id,
         "created_at": previous["created_at"] if previous else now,
@@ -560,11 +609,34 @@ def open_run(out: Path, prepared: Prepared, config_path: Path, run_id: str, prev
         "config_dir": str(prepared.config_dir),
         "config_hash": config.config_hash(),
         "config": config.model_dump(mode="json"),
-        "datasets": {s: {"dataset": SUITES.get(s).dataset, "commit": c} for s, c in prepared.dataset_commits.items()},
+        "suites": {name: {"size": data.size, "fingerprint": data.fingerprint, "commit": data.commit,
+                          "dataset": data.suite.dataset, "version": data.suite.version}
+                   for name, data in prepared.suites.items()},
         "systems": {name: {"backend": cfg.backend, "version": cfg.version, "suites": prepared.coverage[name]}
                     for name, cfg in config.systems.items()},
     })
     return run
+
+
+@dataclass
+class RunPlan:
+    """A finished or interrupted run as recorded: enough to score it without the datasets."""
+
+    config: RunConfig
+    coverage: dict[str, list[str]]
+    shards: list[Shard]
+
+    @classmethod
+    def of(cls, run: RunDir) -> "RunPlan":
+        info = run.read_run()
+        if info is None:
+            raise RunDirError(f"{run.root}: no run.json; not a biaseval run directory")
+        config = RunConfig.model_validate(info["config"])
+        config = resolve_suites(config, Path(info["config_dir"]))
+        coverage = {name: s["suites"] for name, s in info["systems"].items()}
+        sizes = {name: s["size"] for name, s in info["suites"].items()}
+        fingerprints = {name: s["fingerprint"] for name, s in info["suites"].items()}
+        return cls(config, coverage, plan_shards(config, coverage, sizes, fingerprints))
 
 
 def pending_shards(run: RunDir, shards: list[Shard]) -> list[Shard]:
@@ -598,30 +670,34 @@ def run_translations(prepared: Prepared, out: Path, config_path: Path, *, addres
     check_budgets(prepared)
 
     run = open_run(out, prepared, config_path, run_id, previous, refresh)
-    shards = plan_shards(prepared)
-    todo = pending_shards(run, shards)
+    shards = shards_of(prepared)
+    todo = {s.name for s in pending_shards(run, shards)}
     skipped = len(shards) - len(todo)
     if skipped:
         print(f"sweep: resuming {run.root}: {skipped} of {len(shards)} shards already finished", file=stream)
-    live_systems = set(prepared.live)
-    tasks = [Task(s.system, s.name, s.size, shard=s) for s in todo if s.system not in live_systems]
-    live_todo = [s for s in todo if s.system in live_systems]
-    pending_live = {s.system for s in live_todo}
-    tasks += [t for t in live_tasks(prepared) if t.system in pending_live]
+    tasks = []
+    for shard in shards:
+        live = prepared.live.get(shard.system)
+        if live is None:
+            if shard.name in todo:
+                tasks.append(Task("items", shard, shard.size))
+            continue
+        keys = live.send.get((shard.suite, shard.index))
+        if keys is not None:
+            tasks.append(Task("send", shard, len(keys), keys))
+        if shard.name in todo:
+            tasks.append(Task("write", shard, shard.size))
     for system, live in prepared.live.items():
-        if system in pending_live:
-            print(f"sweep: {system}: {live.unique:,} distinct texts, {live.cached:,} from the store, "
-                  f"{live.sends:,} to send ({live.chars:,} characters)", file=stream)
+        print(f"sweep: {system}: {live.unique:,} distinct texts, {live.cached:,} in the store, "
+              f"{live.sends:,} to send ({live.chars:,} characters)", file=stream)
+    outcome = Outcome()
     if tasks:
         with ray_session(address):
-            execute(prepared, run, run_id, tasks, cache=cache, die_after=die_after,
-                    progress=Progress(len(tasks), sum(t.units for t in tasks), stream=stream))
-    failed = materialize(prepared, run, run_id, live_todo, cache, refresh=refresh)
-    for system in pending_live:
+            outcome = execute(prepared, run, run_id, tasks, cache=cache, refresh=refresh, die_after=die_after,
+                              progress=Progress(len(tasks), sum(t.units for t in tasks), stream=stream))
+    for system in {t.system for t in tasks if t.kind == "send"}:
         cache.compact(prepared.live[system].identity)
-    rows = sum(s.size for s in todo)
-    sent = sum(t.units for t in tasks if t.texts is not None)
-    return SweepResult(run, len(shards), skipped, rows, sent, failed, time.monotonic() - start)
+    return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)
 
 
 def shard_files(run: RunDir, shards: list[Shard]) -> list[Path]:

@@ -153,9 +153,9 @@ def test_detectors_are_configurable_per_suite(tmp_path):
         c["rule_sets"] = {"friend-only": {"doc": "object pronoun only", "rules": [{"label": "female", "words": [["her"]]}]}}
 
     config = load_config(paper_with(tmp_path, edit))
-    assert config.detector_for("tgbi-hi").signature == "tgbi-paper-his@1"
-    assert config.detector_for("otsc-hi").signature == "friend-only@1"
-    assert config.detector_for("winomt-hi").signature == "winomt-hi-paper@1"  # the suite's default
+    assert config.detector_for("tgbi-hi", "en").signature == "tgbi-paper-his@1"
+    assert config.detector_for("otsc-hi", "en").signature == "friend-only@1"
+    assert config.detector_for("winomt-hi", "en").signature == "winomt-hi-paper@1"  # the suite's default
 
 
 def test_unknown_detector_and_bad_rule_set(tmp_path):

@@ -7,22 +7,26 @@ import re
 import polars as pl
 import pytest
 
-from biaseval.datasets import resolve
-from biaseval.suites import ITEM_SCHEMA, SUITES
-from biaseval.suites.otsc_hi import GENDERS, OCCUPATIONS, generate
+from biaseval.suites import ITEM_SCHEMA, resolve_suite
 from biaseval.textio import read_lines
+from conftest import REPO
+
+GENDERS = ("female", "male")
+OCCUPATIONS = "TGBI and Simple Context Evaluation/corpus/jobslist.txt"
 
 
 @pytest.fixture(scope="module")
 def items(data_dir):
-    return {name: SUITES.get(name).load(resolve(SUITES.get(name).dataset)) for name in SUITES}
+    names = ("tgbi-hi", "otsc-hi", "winomt-hi")
+    opened = {name: resolve_suite(name, REPO / "conf").open() for name in names}
+    return {name: data.slice(0, data.size) for name, data in opened.items()}
 
 
 def test_schema_and_unique_ids(items):
     for name, frame in items.items():
         assert frame.schema == pl.Schema(ITEM_SCHEMA), name
         assert frame["item_id"].n_unique() == frame.height, name
-        assert frame["item_id"].is_sorted(), name
+        assert frame["item_id"].is_sorted(), name  # the suite's order is its item ids' order
         assert frame.filter(pl.col("source").str.strip_chars() == "").height == 0, name
 
 
@@ -65,10 +69,12 @@ def _strip_end(sentence: str) -> str:
 
 @pytest.mark.parametrize("speaker", GENDERS)
 @pytest.mark.parametrize("friend", GENDERS)
-def test_otsc_generated_from_template_equals_upstream(hindi, speaker, friend):
-    occupations = read_lines(hindi / OCCUPATIONS)
+def test_otsc_generated_from_template_equals_upstream(hindi, items, speaker, friend):
+    """conf/suites/otsc-hi.yaml expands to the upstream sentence files."""
     upstream = read_lines(hindi / f"TGBI and Simple Context Evaluation/corpus/me_{speaker}_my_mitra_{friend}_set.txt")
-    generated = generate(occupations, speaker, friend)
+    frame = items["otsc-hi"].filter(pl.col("subset") == f"{speaker}-{friend}").sort("line")
+    generated = frame["source"].to_list()
+    assert frame["occupation"].to_list() == [o.strip() for o in read_lines(hindi / OCCUPATIONS)]
     assert len(generated) == len(upstream) == 1071
     assert [_strip_end(g) for g in generated] == [_strip_end(u) for u in upstream]
     # upstream ends every sentence with ". " (a trailing space); the template ends with "."

@@ -47,6 +47,7 @@ class MetricRows:
         )
 
 
-def count_cells(labelled: pl.DataFrame, keys: list[str]) -> list[tuple]:
-    """Rows of (*keys, count): how many rows share each combination of ``keys`` (one group-by pass)."""
-    return labelled.lazy().group_by(keys).len().collect().sort(keys).rows()
+def count_cells(labelled: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> list[tuple]:
+    """Rows of (*keys, count): how many rows share each combination of ``keys`` (one group-by pass,
+    streaming, so a lazy frame over a million-row Parquet file is counted in bounded memory)."""
+    return labelled.lazy().group_by(keys).len().collect(engine="streaming").sort(keys).rows()

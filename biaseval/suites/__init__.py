@@ -1,6 +1,46 @@
-"""Test suites. Importing this package registers every built-in suite in ``SUITES``."""
+"""Test suites. Built-in file suites register on import; template suites are YAML files found by
+name in ``<config dir>/suites/`` (then in this checkout's ``conf/suites/``), or given as a path."""
 
-from . import otsc_hi, tgbi_hi, winomt_hi  # noqa: F401  (registration)
-from .base import ITEM_SCHEMA, SUITES, Subset, Suite
+from __future__ import annotations
 
-__all__ = ["ITEM_SCHEMA", "SUITES", "Subset", "Suite"]
+from pathlib import Path
+
+from ..errors import ConfigError
+from . import tgbi_hi, winomt_hi  # noqa: F401  (registration)
+from .base import ITEM_SCHEMA, SUITES, FileSuite, Subset, Suite, SuiteData, TableData
+from .template import TemplateSuite, load_template
+
+# The suites shipped in this repository's conf/suites (found when biaseval runs from a checkout).
+REPO_SUITES = Path(__file__).resolve().parent.parent.parent / "conf" / "suites"
+
+
+def suite_path(name: str, config_dir: Path) -> Path | None:
+    if name.endswith((".yaml", ".yml")):
+        path = Path(name)
+        return path if path.is_absolute() else config_dir / path
+    for folder in (config_dir / "suites", REPO_SUITES):
+        candidate = folder / f"{name}.yaml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def resolve_suite(name: str, config_dir: Path, lexicon: str | Path | None = None, where: str = "") -> Suite:
+    """A built-in suite, or the template suite ``name`` (a name or a .yaml path), loaded and registered."""
+    if name in SUITES and not isinstance(SUITES.get(name), TemplateSuite):
+        return SUITES.get(name)
+    path = suite_path(name, config_dir)
+    if path is None:
+        message = SUITES.unknown_message(name, where)
+        raise ConfigError(f"{message}; no {name}.yaml in {config_dir / 'suites'} or {REPO_SUITES}")
+    if not path.is_file():
+        raise ConfigError(f"{where}: suite file {path} does not exist" if where else f"{path}: does not exist")
+    suite = load_template(path, lexicon)
+    if not name.endswith((".yaml", ".yml")) and suite.name != name:
+        raise ConfigError(f"{path}: defines suite {suite.name!r}, not {name!r}")
+    SUITES.put(suite.name, suite)
+    return suite
+
+
+__all__ = ["ITEM_SCHEMA", "SUITES", "FileSuite", "Subset", "Suite", "SuiteData", "TableData", "TemplateSuite",
+           "load_template", "resolve_suite", "suite_path"]

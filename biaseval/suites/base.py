@@ -1,26 +1,36 @@
-"""What a test suite is: named subsets of source sentences with gold labels, loaded into a polars item table."""
+"""What a test suite is, and what a run reads of one.
+
+A ``Suite`` describes items: source sentences in one language, to be translated into one or more
+target languages, with gold labels. ``Suite.open()`` resolves and verifies its data in the driver
+and returns a ``SuiteData``: the item count and items by index range, generated or sliced on demand
+(so a million-item expansion is never held in memory), picklable to the Ray workers that translate
+its shards. Items come in a fixed order; shards are ranges of it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Mapping
 
 import polars as pl
 
-from ..datasets import LocalDataset
+from ..datasets import LocalDataset, resolve
 from ..registry import Registry
 
 # Columns of every item table, in order. Nullable where a suite has no such label.
 ITEM_SCHEMA: dict[str, pl.DataType] = {
-    "item_id": pl.String,  # "<suite>/<subset>/<line:05d>", stable for a pinned dataset
+    "item_id": pl.String,  # "<suite>/<subset>/<line:05d>", stable for a pinned dataset or template
     "suite": pl.String,
     "subset": pl.String,
-    "line": pl.Int32,  # 1-based line in the upstream source file
+    "line": pl.Int32,  # 1-based line (upstream file, or occupation index of a template)
     "source": pl.String,
     "src_lang": pl.String,
     "tgt_lang": pl.String,
     "gold": pl.String,  # male / female / neutral, or null for gender-neutral sets
     "occupation": pl.String,
+    "female_share": pl.Float64,  # the occupation's labour-statistics female share (%), where known
     "stereotype": pl.String,  # pro / anti, or null
     "reference": pl.String,  # a reference sentence where the suite ships one
 }
@@ -30,20 +40,40 @@ ITEM_SCHEMA: dict[str, pl.DataType] = {
 class Subset:
     name: str
     stem: str  # the upstream file stem; recorded-output patterns use it as {stem}
-    source: str  # path of the source file inside the dataset
+    source: str = ""  # where its sources come from (for messages)
+
+
+class SuiteData(ABC):
+    """One suite as a run reads it: ``size`` items, in a fixed order, by index range."""
+
+    suite: "Suite"
+    size: int
+    fingerprint: str  # changes whenever any item would change
+    commit: str | None  # the pinned dataset commit its data came from, if any
+
+    @abstractmethod
+    def slice(self, start: int, stop: int) -> pl.DataFrame:
+        """Items ``start``..``stop`` (ITEM_SCHEMA, in order)."""
+
+    def batches(self, rows: int = 65_536) -> Iterator[pl.DataFrame]:
+        for start in range(0, self.size, rows):
+            yield self.slice(start, min(start + rows, self.size))
+
+    @abstractmethod
+    def subset_sizes(self) -> dict[str, int]:
+        """Items per subset."""
 
 
 @dataclass(frozen=True)
-class Suite:
+class Suite(ABC):
     name: str
     version: int
-    dataset: str
     src_lang: str
-    tgt_lang: str
+    targets: tuple[str, ...]
     scorer: str  # which metric family scores it: tgbi, otsc, winomt
-    default_detector: str
+    detectors: Mapping[str, str]  # target language -> default detector
     subsets: tuple[Subset, ...]
-    loader: Callable[["Suite", LocalDataset], pl.DataFrame]
+    dataset: str | None = None
     scorer_params: tuple[tuple[str, object], ...] = ()  # keyword arguments for the scorer
     doc: str = ""
 
@@ -53,13 +83,43 @@ class Suite:
                 return sub
         raise KeyError(name)
 
-    def load(self, data: LocalDataset) -> pl.DataFrame:
-        """The item table, sorted by item_id, with exactly ITEM_SCHEMA's columns."""
-        frame = self.loader(self, data)
-        return conform(frame).sort("item_id")
+    def detector_for(self, tgt: str) -> str:
+        return self.detectors[tgt]
+
+    @abstractmethod
+    def open(self) -> SuiteData:
+        """Resolve and verify this suite's data (in the driver)."""
 
 
 SUITES: Registry[Suite] = Registry("suite")
+
+
+class TableData(SuiteData):
+    """A suite small enough to hold: its whole item table, loaded from a dataset once."""
+
+    def __init__(self, suite: "Suite", table: pl.DataFrame, commit: str | None):
+        self.suite = suite
+        self.table = conform(table).sort("item_id")
+        self.size = self.table.height
+        self.commit = commit
+        self.fingerprint = hashlib.sha256(f"{suite.name}@{suite.version}+{commit}".encode()).hexdigest()[:24]
+
+    def slice(self, start: int, stop: int) -> pl.DataFrame:
+        return self.table.slice(start, stop - start)
+
+    def subset_sizes(self) -> dict[str, int]:
+        return dict(self.table.group_by("subset").len().iter_rows())
+
+
+@dataclass(frozen=True)
+class FileSuite(Suite):
+    """A suite read from the files of a pinned dataset by a loader function."""
+
+    loader: Callable[["FileSuite", LocalDataset], pl.DataFrame] = field(default=None, compare=False, repr=False)
+
+    def open(self) -> SuiteData:
+        data = resolve(self.dataset)
+        return TableData(self, self.loader(self, data), data.spec.commit)
 
 
 def item_frame(suite: Suite, subset: Subset, sources: list[str], **columns: list | None) -> pl.DataFrame:
@@ -73,7 +133,7 @@ def item_frame(suite: Suite, subset: Subset, sources: list[str], **columns: list
         "line": lines,
         "source": [s.strip() for s in sources],
         "src_lang": [suite.src_lang] * n,
-        "tgt_lang": [suite.tgt_lang] * n,
+        "tgt_lang": [suite.targets[0]] * n,
     }
     for name, values in columns.items():
         if values is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..datasets import LocalDataset
 from ..textio import read_lines
-from .base import SUITES, Subset, Suite, item_frame
+from .base import SUITES, FileSuite, Subset, item_frame
 
 CORPUS = "TGBI and Simple Context Evaluation/corpus/TGBI Original Hindi Corpus"
 
@@ -28,7 +28,7 @@ STEMS = {
 PAPER_SETS = ("formal", "impolite", "informal", "occupation", "negative", "polite", "positive")
 
 
-def _load(suite: Suite, data: LocalDataset):
+def _load(suite: FileSuite, data: LocalDataset):
     import polars as pl
 
     frames = [item_frame(suite, sub, read_lines(data.path(sub.source))) for sub in suite.subsets]
@@ -36,14 +36,14 @@ def _load(suite: Suite, data: LocalDataset):
 
 
 TGBI_HI = SUITES.register("tgbi-hi")(
-    Suite(
+    FileSuite(
         name="tgbi-hi",
         version=1,
         dataset="gender-bias-hi-en-eval",
         src_lang="hi",
-        tgt_lang="en",
+        targets=("en",),
         scorer="tgbi",
-        default_detector="tgbi-paper",
+        detectors={"en": "tgbi-paper"},
         subsets=tuple(Subset(name, stem, f"{CORPUS}/{stem}.txt") for name, stem in STEMS.items()),
         loader=_load,
         scorer_params=(("index_sets", PAPER_SETS),),

@@ -12,12 +12,12 @@ import polars as pl
 from ..datasets import LocalDataset
 from ..errors import DataError
 from ..textio import read_lines
-from .base import SUITES, Subset, Suite, item_frame
+from .base import SUITES, FileSuite, Subset, item_frame
 
 ROOT = "WinoMT-Hindi"
 
 
-def _load(suite: Suite, data: LocalDataset) -> pl.DataFrame:
+def _load(suite: FileSuite, data: LocalDataset) -> pl.DataFrame:
     frames = []
     for sub in suite.subsets:
         sources = read_lines(data.path(sub.source))
@@ -44,14 +44,14 @@ def _load(suite: Suite, data: LocalDataset) -> pl.DataFrame:
 
 
 WINOMT_HI = SUITES.register("winomt-hi")(
-    Suite(
+    FileSuite(
         name="winomt-hi",
         version=1,
         dataset="gender-bias-hi-en-eval",
         src_lang="hi",
-        tgt_lang="en",
+        targets=("en",),
         scorer="winomt",
-        default_detector="winomt-hi-paper",
+        detectors={"en": "winomt-hi-paper"},
         subsets=(
             Subset("pro", "pro", f"{ROOT}/profinal.txt"),
             Subset("anti", "anti", f"{ROOT}/antifinal.txt"),

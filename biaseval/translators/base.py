@@ -18,13 +18,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal, Sequence
+from typing import TYPE_CHECKING, ClassVar, Literal, Mapping, Sequence
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError
 from ..registry import Registry
+
+if TYPE_CHECKING:
+    from ..suites.base import SuiteData
 
 
 class NoOptions(BaseModel):
@@ -56,8 +59,9 @@ class Translator(ABC):
         """Whether a system with these options can translate the suite (live systems translate anything)."""
         return True
 
-    def check(self, items: pl.DataFrame) -> None:
-        """Called once in the driver before anything runs; raise BiasevalError for bad input."""
+    def check(self, suites: Mapping[str, "SuiteData"]) -> None:
+        """Called once in the driver, before anything runs, with the suites this system translates;
+        raise BiasevalError for bad input."""
 
 
 class ItemTranslator(Translator):

@@ -80,18 +80,18 @@ class RecordedTranslator(ItemTranslator):
             self._lines[key] = read_lines(self.path_for(suite, subset))
         return self._lines[key]
 
-    def check(self, items: pl.DataFrame) -> None:
-        sizes = items.group_by(["suite", "subset"]).agg(pl.len().alias("n")).sort(["suite", "subset"])
-        for suite, subset, n in sizes.iter_rows():
+    def check(self, suites) -> None:
+        for suite, data in suites.items():
             if not self.covers(self.options, suite):
                 continue
-            got = len(self.lines(suite, subset))
-            if got != n:
-                source = SUITES.get(suite).subset(subset).source
-                raise RecordedOutputError(
-                    f"{self.path_for(suite, subset)}: {got} lines, but its source {source!r} "
-                    f"({suite}/{subset}) has {n} (system {self.system!r})"
-                )
+            for subset, n in sorted(data.subset_sizes().items()):
+                got = len(self.lines(suite, subset))
+                if got != n:
+                    source = SUITES.get(suite).subset(subset).source
+                    raise RecordedOutputError(
+                        f"{self.path_for(suite, subset)}: {got} lines, but its source {source!r} "
+                        f"({suite}/{subset}) has {n} (system {self.system!r})"
+                    )
 
     def translate_items(self, items: pl.DataFrame) -> list[str | None]:
         out = []

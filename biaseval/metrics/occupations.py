@@ -1,0 +1,69 @@
+"""Per-occupation results: how often each occupation's friend comes out female (p_f) or male (p_m)
+per system and target language, and whether that follows labour statistics — the correlation of
+p_f with the occupation's female share (Pearson r and Spearman rho) across occupations.
+
+Subsets are ``<tgt>/occupation/<occupation>`` (p_m, p_f) and ``<tgt>`` (r_female_share,
+rho_female_share, n = occupations). Intervals: the items of each occupation are resampled (a
+seeded bootstrap, as everywhere); the correlation is recomputed on every replicate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .bootstrap import CONFIDENCE, resample_counts, rng_for
+from .proportions import CLASS_INDEX, CLASSES, shares
+from .tidy import MetricRows, count_cells
+
+
+def _rank(values: np.ndarray) -> np.ndarray:
+    """Ranks (0-based) within each row of a 2-D array, ties sharing their mean rank."""
+    out = np.empty(values.shape, dtype=float)
+    for i, row in enumerate(values):
+        _, inverse, counts = np.unique(row, return_inverse=True, return_counts=True)
+        ends = np.cumsum(counts)
+        out[i] = ((ends - counts + ends - 1) / 2)[inverse]
+    return out
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Correlation of ``x`` (n,) with each row of ``y`` (..., n); NaN where either is constant."""
+    xc = x - x.mean()
+    yc = y - y.mean(axis=-1, keepdims=True)
+    denom = np.sqrt((xc ** 2).sum()) * np.sqrt((yc ** 2).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (yc * xc).sum(axis=-1) / np.where(denom > 0, denom, 1), np.nan)
+
+
+def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000, seed: int = 0,
+                   confidence: float = CONFIDENCE) -> pl.DataFrame:
+    """``labelled`` needs system, suite, tgt_lang, occupation, female_share and label."""
+    groups: dict[tuple[str, str, str], dict[str, tuple[float, np.ndarray]]] = {}
+    for system, suite, tgt, occupation, share, label, count in count_cells(
+        labelled, ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
+    ):
+        if occupation is None or share is None:
+            continue
+        entry = groups.setdefault((system, suite, tgt), {}).setdefault(occupation, (share, np.zeros(len(CLASSES), np.int64)))
+        if label is not None:
+            entry[1][CLASS_INDEX[label]] += count
+    rows = MetricRows()
+    for (system, suite, tgt), occupations in sorted(groups.items()):
+        names = sorted(occupations)
+        x = np.array([occupations[o][0] for o in names], dtype=float)
+        counts = np.array([occupations[o][1] for o in names])
+        reps = np.stack([resample_counts(c, n_boot, rng_for(seed, system, suite, tgt, o)) for c, o in zip(counts, names)])
+        point, boot = shares(counts), shares(reps)  # (O, 3), (O, n_boot, 3)
+        for k, name in enumerate(names):
+            n = int(counts[k].sum())
+            rows.add(system, suite, f"{tgt}/occupation/{name}", "p_m", point[k, 0], n, boot[k, :, 0])
+            rows.add(system, suite, f"{tgt}/occupation/{name}", "p_f", point[k, 1], n, boot[k, :, 1])
+        if len(names) >= 3:
+            y, y_boot = point[:, 1], boot[:, :, 1].T  # (O,), (n_boot, O)
+            rows.add(system, suite, tgt, "r_female_share", float(pearson(x, y[None, :])[0]), len(names),
+                     pearson(x, y_boot))
+            rx = _rank(x[None, :])[0]
+            rows.add(system, suite, tgt, "rho_female_share", float(pearson(rx, _rank(y[None, :]))[0]), len(names),
+                     pearson(rx, _rank(y_boot)))
+    return rows.frame(confidence)
