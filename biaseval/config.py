@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .detect import RuleSet, builtin
+from .errors import ConfigError
 from .yamlio import YamlDoc, read_yaml
 from .registry import Registry
 from .suites import SUITES, resolve_suite
@@ -84,6 +85,8 @@ class RunConfig(_Frozen):
     systems: dict[str, SystemConfig] = Field(min_length=1)
     lexicon: str | None = Field(default=None, description="an occupation lexicon for every template suite "
                                 "that uses one (relative to the config file)")
+    targets: dict[str, tuple[str, ...]] = Field(default_factory=dict,
+                                                description="suite -> the target languages to run (default: all)")
     detectors: dict[str, str | dict[str, str]] = Field(
         default_factory=dict, description="suite -> detector, or suite -> {target language -> detector}")
     rule_sets: dict[str, dict[str, Any]] = Field(default_factory=dict, description="extra detector rule sets")
@@ -158,7 +161,18 @@ def resolve_suites(config: RunConfig, config_dir: Path, doc: YamlDoc | None = No
     names = []
     for i, name in enumerate(config.suites):
         where = doc.where(("suites", i)) + f": suites.{i}" if doc else ""
-        names.append(resolve_suite(name, config_dir, lexicon, where).name)
+        suite = resolve_suite(name, config_dir, lexicon, where)
+        if suite.name in config.targets:
+            wanted = config.targets[suite.name]
+            unknown = [t for t in wanted if t not in suite.targets]
+            if unknown or not wanted:
+                message = (f"{suite.name} has target languages {', '.join(suite.targets)}; not {', '.join(unknown)}"
+                           if unknown else "no target language left")
+                raise doc.fail(("targets", suite.name), message) if doc else ConfigError(message)
+            if tuple(wanted) != suite.targets:
+                suite = suite.with_targets(tuple(wanted))
+                SUITES.put(suite.name, suite)
+        names.append(suite.name)
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes and doc:
         raise doc.fail(("suites",), f"suite listed twice: {', '.join(dupes)}")
@@ -169,6 +183,9 @@ def _check_names(config: RunConfig, doc: YamlDoc) -> None:
     def fail(field: tuple, message: str) -> None:
         raise doc.fail(field, message)
 
+    for suite in config.targets:
+        if suite not in config.suites:
+            fail(("targets", suite), f"suite {suite!r} is not in this run's suites")
     for suite, detector in config.detectors.items():
         if suite not in config.suites:
             fail(("detectors", suite), f"suite {suite!r} is not in this run's suites")

@@ -36,6 +36,15 @@ class Lexicon:
         return [float(row["female_share"]) for row in self.rows]
 
 
+def load_lexicon_header(path: str | Path) -> tuple[str, ...]:
+    """The column names of a lexicon file (empty when it cannot be read; load_lexicon says why)."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return tuple(c.strip() for c in next(csv.reader(fh), []))
+    except (OSError, UnicodeDecodeError):
+        return ()
+
+
 def load_lexicon(path: str | Path, *, need: tuple[str, ...] = ()) -> Lexicon:
     """Read and validate a lexicon CSV; ``need`` lists columns that must be present and non-empty."""
     path = Path(path)

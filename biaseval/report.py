@@ -10,6 +10,8 @@ import polars as pl
 from .published import Published
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "f1_male", "f1_female", "macro_f1"}
+# Per-occupation rows go in their own section, not in the list of all metrics.
+PER_OCCUPATION = pl.col("subset").str.contains("/occupation/")
 
 
 def _fmt(value: float | None, scale: float, decimals: int) -> str:
@@ -65,6 +67,7 @@ def published_tables(metrics: pl.DataFrame, published: Published) -> list[str]:
 def all_metrics_tables(metrics: pl.DataFrame) -> list[str]:
     out = []
     conf = "95%"
+    metrics = metrics.filter(~PER_OCCUPATION)
     for suite in metrics["suite"].unique(maintain_order=True).to_list():
         part = metrics.filter(pl.col("suite") == suite)
         out.append(f"### {suite}\n")
@@ -77,6 +80,35 @@ def all_metrics_tables(metrics: pl.DataFrame) -> list[str]:
             out.append(f"| {r['system']} | {r['subset']} | {r['metric']} | {_fmt(r['value'], scale, digits)}{unit} | {ci} | {r['n']} |")
         out.append("")
     return out
+
+
+def occupations_section(metrics: pl.DataFrame) -> list[str]:
+    """Per-occupation p_f against the occupations' female share, and their correlation."""
+    corr = metrics.filter(pl.col("metric").is_in(["r_female_share", "rho_female_share"]))
+    if corr.height == 0:
+        return []
+    lines = ["## Per occupation: does bias follow labour statistics?", "",
+             "Correlation across occupations of p_f (share of outputs with a female friend) with the "
+             "occupation's female share in labour statistics; 95% bootstrap CIs. NaN: p_f does not vary.", "",
+             "| system | suite | language | Pearson r | Spearman rho | occupations |", "|---|---|---|---|---|---|"]
+    wide = corr.pivot(on="metric", index=["system", "suite", "subset"], values=["value", "ci_low", "ci_high", "n"],
+                      aggregate_function="first")
+    for r in wide.sort("suite", "subset", "system").iter_rows(named=True):
+        def cell(m):
+            return f"{r[f'value_{m}']:.2f} [{r[f'ci_low_{m}']:.2f}, {r[f'ci_high_{m}']:.2f}]"
+        lines.append(f"| {r['system']} | {r['suite']} | {r['subset']} | {cell('r_female_share')} | "
+                     f"{cell('rho_female_share')} | {r['n_r_female_share']} |")
+    per = metrics.filter(pl.col("subset").str.contains("/occupation/") & (pl.col("metric") == "p_f"))
+    per = per.with_columns(pl.col("subset").str.split("/occupation/").list.get(0).alias("language"),
+                           pl.col("subset").str.split("/occupation/").list.get(1).alias("occupation"))
+    for (suite, language), part in per.group_by("suite", "language", maintain_order=True):
+        systems = sorted(part["system"].unique())
+        lines += ["", f"p_f by occupation, {suite} → {language} (%):", "",
+                  "| occupation | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
+        table = part.pivot(on="system", index="occupation", values="value", aggregate_function="first").sort("occupation")
+        for row in table.iter_rows(named=True):
+            lines.append(f"| {row['occupation']} | " + " | ".join(_fmt(row.get(sy), 100, 1) for sy in systems) + " |")
+    return lines + [""]
 
 
 def failures_section(failures: pl.DataFrame) -> list[str]:
@@ -121,6 +153,7 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
         lines += published_tables(metrics, published)
     if failures is not None:
         lines += failures_section(failures)
+    lines += occupations_section(metrics)
     lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are seeded percentile bootstraps over items.", ""]
     lines += all_metrics_tables(metrics)
     return "\n".join(lines) + "\n"

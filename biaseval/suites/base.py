@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Mapping
 import polars as pl
 
 from ..datasets import LocalDataset, resolve
+from ..errors import ConfigError
 from ..registry import Registry
 
 # Columns of every item table, in order. Nullable where a suite has no such label.
@@ -89,6 +90,10 @@ class Suite(ABC):
     @abstractmethod
     def open(self) -> SuiteData:
         """Resolve and verify this suite's data (in the driver)."""
+
+    def with_targets(self, targets: tuple[str, ...]) -> "Suite":
+        """The same suite for fewer target languages (a run's ``targets:``)."""
+        raise ConfigError(f"suite {self.name!r} has fixed target languages ({', '.join(self.targets)})")
 
 
 SUITES: Registry[Suite] = Registry("suite")

@@ -39,7 +39,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..datasets import get_spec, resolve
-from ..lexicon import load_lexicon
+from ..lexicon import load_lexicon, load_lexicon_header
 from ..textio import read_lines
 from ..yamlio import read_yaml
 from .base import ITEM_SCHEMA, Subset, Suite, SuiteData
@@ -128,7 +128,11 @@ def load_template(path: str | Path, lexicon: str | Path | None = None) -> "Templ
         for slot, column in occ.slots.items():
             if column == "line":
                 raise doc.fail(("occupations", "slots", slot), "'line' is for occupation files, not lexicons")
-        lex = load_lexicon(lex_path, need=tuple(occ.slots.values()))
+        # every row needs the forms the template uses, and the forms the lexicon has for each target
+        # language (a row missing a Spanish form cannot be part of a suite translated into Spanish)
+        header = load_lexicon_header(lex_path)
+        target_forms = tuple(c for c in header if c.split("_")[0] in spec.targets)
+        lex = load_lexicon(lex_path, need=tuple(occ.slots.values()) + target_forms)
         source = OccupationList(lex.column("occupation"), {c: lex.column(c) for c in occ.slots.values()},
                                 lex.shares(), [r["stereotype"] for r in lex.rows], f"lexicon {lex_path}", lex.digest,
                                 None)
@@ -180,6 +184,10 @@ class TemplateSuite(Suite):
 
     def open(self) -> SuiteData:
         return TemplateData(self)
+
+    def with_targets(self, targets: tuple[str, ...]) -> "TemplateSuite":
+        spec = self.spec.model_copy(update={"targets": targets})
+        return TemplateSuite.from_spec(spec, self.occupations, self.path)
 
 
 class TemplateData(SuiteData):
