@@ -107,18 +107,42 @@ def bench_scoring(rows_target: int) -> None:
           f"(target 20x: ratio {point_rate / slow_rate / 20:.2f})")
 
 
-SWEEP_SYSTEMS = 2
+BENCH_OCCUPATIONS = 1000
+BENCH_TARGETS = 20
 
 
-def _identity_config(tmp: Path) -> Path:
-    config = {
-        "name": "bench-sweep",
-        "suites": ["tgbi-hi"],
-        "systems": {f"id{k}": {"backend": "identity", "version": "bench"} for k in range(SWEEP_SYSTEMS)},
-        "sweep": {"shard_size": 20_000, "texts_per_task": 20_000, "in_flight": 4},
-        "cache": {"path": str(tmp / "store")},
+def _expansion_config(tmp: Path, items: int) -> Path:
+    """A template suite in the shape of OTSC at scale: 1,000 occupations × 20 target languages ×
+    as many gender-cue variants as ``items`` needs; one identity system (an instant backend)."""
+    lexicon = tmp / "lexicon.csv"
+    if not lexicon.exists():
+        with open(lexicon, "w", encoding="utf-8") as fh:
+            fh.write("occupation,female_share,stereotype,en,en_article\n")
+            for k in range(BENCH_OCCUPATIONS):
+                share = k % 101
+                stereotype = "female" if share > 50 else ("male" if share < 50 else "neutral")
+                fh.write(f"occupation {k},{share},{stereotype},occupation number {k},an\n")
+    variants = max(1, items // (BENCH_OCCUPATIONS * BENCH_TARGETS))
+    targets = [f"x{t:02d}" for t in range(BENCH_TARGETS)]
+    suite = {
+        "name": "bench-otsc", "version": 1, "src_lang": "en", "targets": targets,
+        "template": "I've known {pronoun} for {span}, my friend works as {article} {occupation}.",
+        "occupations": {"lexicon": str(lexicon), "slots": {"occupation": "en", "article": "en_article"}},
+        "variants": [{"name": f"v{k:03d}", "gold": "female" if k % 2 else "male",
+                      "fill": {"pronoun": "her" if k % 2 else "him", "span": f"{k + 1} years"}} for k in range(variants)],
+        "subset": "{target}/{variant}", "scorer": "otsc",
+        "detectors": {t: "otsc-paper" for t in targets},
     }
-    path = tmp / "bench-sweep.yaml"
+    suite_path = tmp / f"bench-otsc-{items}.yaml"
+    suite_path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+    config = {
+        "name": f"bench-{items}", "suites": [str(suite_path)],
+        "systems": {"copy": {"backend": "identity", "version": "bench"}},
+        "sweep": {"shard_size": 20_000, "in_flight": 2},
+        "cache": {"path": str(tmp / f"store-{items}")},
+        "metrics": {"bootstrap": 200},
+    }
+    path = tmp / f"bench-{items}.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     return path
 
@@ -155,55 +179,44 @@ class PeakAnonRss:
         self._sample()
 
 
-def sweep_child(config: str, out: str, rows: int) -> None:
-    """Runs in a child process: the sweep machinery (cache lookups, Ray actors, the translation store,
-    shard writes) over ``rows`` item × system rows, all distinct texts, with the identity backend;
-    Ray is started before the clock starts."""
+def sweep_child(config: str, out: str) -> None:
+    """Runs in a child process: expansion + sweep + scoring of a template suite, Ray started before
+    the clock; prints items, seconds and the driver's peak anonymous RSS."""
     import ray
 
-    from biaseval.config import load_config
-    from biaseval.sweep import Prepared, prepare, run_translations
+    from biaseval.pipeline import sweep
 
     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR")
-    cfg = load_config(config)
-    base = prepare(cfg, Path(config).parent)
-    seed_items = base.items["tgbi-hi"]
-    copies = math.ceil(rows / SWEEP_SYSTEMS / seed_items.height)
-    items = pl.concat([  # distinct ids and distinct sources: nothing is deduplicated away
-        seed_items.with_columns((pl.col("item_id") + f"/{k:04d}").alias("item_id"),
-                                (pl.col("source") + f" ({k})").alias("source"))
-        for k in range(copies)
-    ]).head(rows // SWEEP_SYSTEMS).sort("item_id")
-    prepared = Prepared(cfg, base.config_dir, {"tgbi-hi": items}, base.coverage, base.dataset_commits)
     with PeakAnonRss() as rss:
         start = time.perf_counter()
-        result = run_translations(prepared, Path(out), Path(config), stream=open(os.devnull, "w"))
+        summary = sweep(config, out, stream=open(os.devnull, "w"))
         seconds = time.perf_counter() - start
     ray.shutdown()
-    print(json.dumps({"rows": result.translated_rows, "seconds": seconds, "peak_mb": rss.peak_kb / 1024}))
+    rows = pl.scan_parquet(Path(out) / "labels.parquet").select(pl.len()).collect().item()
+    print(json.dumps({"rows": rows, "seconds": seconds, "peak_mb": rss.peak_kb / 1024,
+                      "metrics": summary.metrics.height}))
 
 
 def bench_sweep(sizes: list[int]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        config = _identity_config(tmp_path)
         results = []
-        for rows in sizes:
+        for items in sizes:
+            config = _expansion_config(tmp_path, items)
             out = subprocess.run(
-                [sys.executable, "-m", "benchmarks", "--sweep-child", str(config), str(tmp_path / f"run-{rows}"), str(rows)],
+                [sys.executable, "-m", "benchmarks", "--sweep-child", str(config), str(tmp_path / f"run-{items}")],
                 capture_output=True, text=True, check=True, cwd=REPO,
             )
             results.append(json.loads(out.stdout.strip().splitlines()[-1]))
         for r in results:
             rate = r["rows"] / r["seconds"]
-            print(f"sweep ({SWEEP_SYSTEMS} identity systems, Ray started beforehand): {r['rows']:,} item × system rows in "
-                  f"{r['seconds']:.2f} s = {rate:,.0f} rows/s, {1e6 / rate:.1f} µs of machinery per row "
-                  f"(target 50 k: ratio {rate / 50e3:.2f}); "
-                  f"driver peak anonymous RSS {r['peak_mb']:.0f} MB")
+            print(f"expansion + sweep + scoring (OTSC-shaped template, identity system, Ray started beforehand): "
+                  f"{r['rows']:,} items in {r['seconds']:.1f} s = {rate:,.0f} items/s, {1e6 / rate:.1f} µs per item "
+                  f"(target 50 k: ratio {rate / 50e3:.2f}); driver peak anonymous RSS {r['peak_mb']:.0f} MB")
         if len(results) > 1:
             growth = results[-1]["peak_mb"] / results[0]["peak_mb"]
-            print(f"sweep: driver peak anonymous RSS grows {growth:.2f}x from {results[0]['rows']:,} to {results[-1]['rows']:,} rows "
-                  f"(target: flat, ratio {1 / growth:.2f}; the driver still holds each suite's item table)")
+            print(f"expansion + sweep + scoring: driver peak anonymous RSS grows {growth:.2f}x from "
+                  f"{results[0]['rows']:,} to {results[-1]['rows']:,} items (target: flat)")
 
 
 def bench_live(chars_per_min: float = 1_200_000, latency_s: float = 0.05) -> None:
@@ -269,11 +282,11 @@ def bench_make_sweep() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sweep-child", nargs=3, metavar=("CONFIG", "OUT", "ROWS"))
+    parser.add_argument("--sweep-child", nargs=2, metavar=("CONFIG", "OUT"))
     parser.add_argument("--rows", type=int, default=2_000_000, help="scoring benchmark size")
     args = parser.parse_args()
     if args.sweep_child:
-        sweep_child(args.sweep_child[0], args.sweep_child[1], int(args.sweep_child[2]))
+        sweep_child(*args.sweep_child)
         return
     bench_scoring(args.rows)
     bench_sweep([100_000, 1_000_000])

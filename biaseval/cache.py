@@ -74,7 +74,7 @@ class TranslationCache:
         return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
 
     def append(self, identity: dict, rows: pa.Table) -> Path | None:
-        """Add rows (STORE_SCHEMA) as one new part, atomically."""
+        """Add rows (STORE_SCHEMA) as one new part, atomically; returns its path."""
         if rows.num_rows == 0:
             return None
         folder = self.folder(identity)
@@ -95,22 +95,39 @@ class TranslationCache:
             rows = rows.filter(pl.col("run_id") == run_id)
         return np.unique(rows.select("key_hash").collect()["key_hash"].to_numpy())
 
-    def latest(self, identity: dict, items: pl.DataFrame, keys: np.ndarray, *,
-               run_id: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    def latest(self, identity: dict, items: pl.DataFrame, keys: np.ndarray, *, run_id: str | None = None,
+               first: list[str] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
         """For the (src_lang, tgt_lang, source) rows of ``items`` (with their ``keys``): the latest
-        successful translation of each, and the latest failure of those without one. Matches on the
-        key, then on the full texts."""
+        successful translation of each key, and the latest failure of the keys without one. Rows are
+        matched on the key; callers compare the texts too (``biaseval.sweep.live_table`` does).
+
+        ``first``: parts to look in before the rest (those this run just wrote for these items): a
+        text found there is not looked up in the whole store, which keeps a fresh sweep's lookups
+        from reading the store once per shard."""
         empty = pl.DataFrame(schema=pl.Schema(pl.from_arrow(STORE_SCHEMA.empty_table()).schema))
         parts = self.parts(identity)
         if not parts or items.height == 0:
             return empty, empty
-        rows = pl.scan_parquet(parts).filter(pl.col("key_hash").is_in(pl.Series(np.unique(keys))))
-        if run_id is not None:
-            rows = rows.filter(pl.col("run_id") == run_id)
-        found = rows.collect().join(items.select(KEY).unique(), on=KEY, how="semi").sort("translated_at")
-        ok = found.filter(pl.col("translation").is_not_null()).unique(subset=KEY, keep="last", maintain_order=False)
-        failed = (found.filter(pl.col("translation").is_null()).join(ok.select(KEY), on=KEY, how="anti")
-                  .unique(subset=KEY, keep="last", maintain_order=False))
+
+        def scan(paths, wanted: np.ndarray) -> pl.DataFrame:
+            rows = pl.scan_parquet(paths).filter(pl.col("key_hash").is_in(pl.Series(wanted)))
+            if run_id is not None:
+                rows = rows.filter(pl.col("run_id") == run_id)
+            return rows.collect()
+
+        wanted = np.unique(keys)
+        found = [scan(list(first), wanted)] if first else []
+        if found:
+            wanted = np.setdiff1d(wanted, found[0]["key_hash"].to_numpy(), assume_unique=False)
+        rest = [p for p in parts if str(p) not in set(map(str, first))]
+        if len(wanted) and rest:
+            found.append(scan(rest, wanted))
+        if not found:
+            return empty, empty
+        found = pl.concat(found).sort("translated_at")
+        ok = found.filter(pl.col("translation").is_not_null()).unique(subset="key_hash", keep="last", maintain_order=False)
+        failed = (found.filter(pl.col("translation").is_null()).join(ok.select("key_hash"), on="key_hash", how="anti")
+                  .unique(subset="key_hash", keep="last", maintain_order=False))
         return ok, failed
 
     def compact(self, identity: dict, min_parts: int = 64) -> int:

@@ -109,6 +109,7 @@ class LivePlan:
     sends: int  # of those, to send now
     chars: int  # characters to send
     send: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> keys it sends
+    keys: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> its items' keys
 
 
 @dataclass
@@ -225,6 +226,7 @@ def plan_live(prepared: Prepared, cache: TranslationCache, *, refresh: bool = Fa
             chosen = all_keys[send & (all_owner == k)]
             if len(chosen):
                 plan.send[(shard.suite, shard.index)] = chosen
+            plan.keys[(shard.suite, shard.index)] = keys[k]
         plans[system] = plan
     prepared.live = plans
     return plans
@@ -263,15 +265,24 @@ def translation_table(items: pl.DataFrame, translations: list[str | None], syste
     return frame.to_arrow().select(TRANSLATION_SCHEMA.names).cast(TRANSLATION_SCHEMA)
 
 
-def live_table(items: pl.DataFrame, found: pl.DataFrame, failed: pl.DataFrame, system: str, version: str,
-               run_id: str) -> pa.Table:
+def live_table(items: pl.DataFrame, keys: np.ndarray, found: pl.DataFrame, failed: pl.DataFrame, system: str,
+               version: str, run_id: str) -> pa.Table:
     """Rows of a live system's items from the store: the translation where there is one, else the
-    latest recorded failure."""
-    base = items.select(ITEM_COLUMNS).with_row_index("_order")
-    found = found.drop("error", "key_hash", strict=False)
-    failed = failed.drop("translation", "key_hash", strict=False)
-    ok = base.join(found, on=KEY, how="inner")
-    bad = base.join(found.select(KEY), on=KEY, how="anti").join(failed, on=KEY, how="left")
+    latest recorded failure. Joined on the 64-bit key, then checked text by text (a key collision
+    could never hand one text another's translation)."""
+    base = items.select(ITEM_COLUMNS).with_columns(pl.Series("key_hash", keys)).with_row_index("_order")
+    same = [pl.col(c) == pl.col(f"{c}_store") for c in KEY]
+    stored = [c for c in STORE_SCHEMA.names if c not in ("key_hash", *KEY)]
+
+    def attach(rows: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+        joined = base.join(rows.select("key_hash", *[pl.col(c).alias(f"{c}_store") for c in KEY], *columns),
+                           on="key_hash", how="inner")
+        return joined.filter(pl.all_horizontal(same)).drop([f"{c}_store" for c in KEY])
+
+    ok = attach(found, [c for c in stored if c != "error"])
+    bad = base.join(ok.select("_order"), on="_order", how="anti")
+    bad = bad.join(attach(failed, [c for c in stored if c != "translation"]).select("_order", *[c for c in stored if c != "translation"]),
+                   on="_order", how="left")
     frame = pl.concat([ok, bad], how="diagonal_relaxed").sort("_order").with_columns(
         pl.lit(system).alias("system"),
         pl.lit(version).alias("system_version"),
@@ -327,11 +338,13 @@ class ShardWorker:
         self._finished()
         return table.num_rows, 0
 
-    def send_shard(self, shard: Shard, data: SuiteData, keys: np.ndarray) -> tuple[int, int]:
+    def send_shard(self, shard: Shard, data: SuiteData, item_keys: np.ndarray, keys: np.ndarray) -> tuple[int, int]:
+        """``item_keys``: the keys of the shard's items, in order (the driver has them already);
+        ``keys``: those this shard sends."""
         import ray
 
         items = data.slice(shard.start, shard.stop)
-        texts = items.select(KEY).with_columns(pl.Series("key_hash", key_hashes(items)))
+        texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
         texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys))).unique("key_hash", maintain_order=True)
         limiter = self.limiter
         reserve = (lambda requests, chars: ray.get(limiter.reserve.remote(requests, chars))) if limiter else None
@@ -356,16 +369,16 @@ class ShardWorker:
                 "run_id": [self.run_id] * len(sources),
                 "translated_at": pa.array([r.translated_at for r in results], pa.timestamp("us", tz="UTC")),
             }, schema=STORE_SCHEMA))
-        if parts:
-            self.cache.append(self.identity, pa.concat_tables(parts))
+        part = self.cache.append(self.identity, pa.concat_tables(parts)) if parts else None
         self._finished()
-        return texts.height, failed
+        return texts.height, failed, str(part) if part else None
 
-    def write_shard(self, shard: Shard, data: SuiteData, refresh: bool) -> tuple[int, int]:
+    def write_shard(self, shard: Shard, data: SuiteData, item_keys: np.ndarray, refresh: bool,
+                    first: list[str]) -> tuple[int, int]:
         items = data.slice(shard.start, shard.stop)
-        found, failed = self.cache.latest(self.identity, items, key_hashes(items),
-                                          run_id=self.run_id if refresh else None)
-        table = live_table(items, found, failed, self.system, self.cfg.version, self.run_id)
+        found, failed = self.cache.latest(self.identity, items, item_keys,
+                                          run_id=self.run_id if refresh else None, first=first)
+        table = live_table(items, item_keys, found, failed, self.system, self.cfg.version, self.run_id)
         errors = table.num_rows - len(table.column("translation").drop_null())
         self._write(shard, table, errors)
         self._finished()
@@ -460,6 +473,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     limiter_cls = ray.remote(RateLimiter)
     in_flight: dict[ray.ObjectRef, tuple[Task, object]] = {}
     running: dict[object, int] = {}
+    parts: dict[str, list[str]] = {}  # shard -> store parts its send task wrote
     sending: dict[str, int] = {system: 0 for system in ready}
 
     def submit(actor, task: Task) -> None:
@@ -467,12 +481,15 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         if task.kind == "items":
             ref = actor.run_shard.remote(task.shard, data)
         elif task.kind == "send":
-            ref = actor.send_shard.remote(task.shard, data, task.keys)
+            ref = actor.send_shard.remote(task.shard, data, item_keys(task), task.keys)
             sending[task.system] += 1
         else:
-            ref = actor.write_shard.remote(task.shard, data, refresh)
+            ref = actor.write_shard.remote(task.shard, data, item_keys(task), refresh, parts.get(task.shard.name, []))
         in_flight[ref] = (task, actor)
         running[actor] += 1
+
+    def item_keys(task: Task) -> np.ndarray:
+        return prepared.live[task.system].keys[(task.shard.suite, task.shard.index)]
 
     def next_task(system: str) -> Task | None:
         if not ready[system] and sending[system] == 0 and later[system]:
@@ -516,7 +533,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         if task.kind == "send":
             sending[task.system] -= 1
         try:
-            units, failed = ray.get(done[0])
+            units, failed, *written = ray.get(done[0])
         except Exception as exc:  # noqa: BLE001 - reported below with the task named
             failures.append(f"{task.name}: {_describe(exc)}")
             ready[task.system].clear()
@@ -524,6 +541,8 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             continue
         if task.kind == "send":
             outcome.sent += units
+            if written and written[0]:
+                parts.setdefault(task.shard.name, []).append(written[0])
         else:
             outcome.rows += units
             outcome.failed += failed
@@ -610,7 +629,8 @@ def open_run(out: Path, prepared: Prepared, config_path: Path, run_id: str, prev
         "config_hash": config.config_hash(),
         "config": config.model_dump(mode="json"),
         "suites": {name: {"size": data.size, "fingerprint": data.fingerprint, "commit": data.commit,
-                          "dataset": data.suite.dataset, "version": data.suite.version}
+                          "dataset": data.suite.dataset, "version": data.suite.version,
+                          "path": getattr(data.suite, "path", None) or None}
                    for name, data in prepared.suites.items()},
         "systems": {name: {"backend": cfg.backend, "version": cfg.version, "suites": prepared.coverage[name]}
                     for name, cfg in config.systems.items()},
@@ -632,7 +652,9 @@ class RunPlan:
         if info is None:
             raise RunDirError(f"{run.root}: no run.json; not a biaseval run directory")
         config = RunConfig.model_validate(info["config"])
-        config = resolve_suites(config, Path(info["config_dir"]))
+        # template suites are found again where the run found them
+        paths = tuple(info["suites"][name].get("path") or name for name in config.suites)
+        config = resolve_suites(config.model_copy(update={"suites": paths}), Path(info["config_dir"]))
         coverage = {name: s["suites"] for name, s in info["systems"].items()}
         sizes = {name: s["size"] for name, s in info["suites"].items()}
         fingerprints = {name: s["fingerprint"] for name, s in info["suites"].items()}

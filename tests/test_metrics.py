@@ -115,3 +115,16 @@ def test_intervals_ignore_undefined_replicates():
     assert (low[0], high[0]) == (1.0, 1.0)
     assert math.isnan(low[1]) and math.isnan(high[1])
     assert low[2] == pytest.approx(0.05) and high[2] == pytest.approx(1.95)
+
+
+def test_row_wise_resampling_matches_the_multinomial():
+    from biaseval.metrics.bootstrap import resample_rows
+
+    counts = np.array([[70, 20, 10], [5, 0, 5], [0, 0, 0]])
+    reps = resample_rows(counts, 5000, rng_for(0, "rows"))
+    assert reps.shape == (3, 5000, 3)
+    assert (reps.sum(axis=2) == counts.sum(axis=1)[:, None]).all()
+    assert (reps[1, :, 1] == 0).all() and (reps[2] == 0).all()
+    direct = resample_counts(counts[0], 5000, rng_for(1, "direct"))
+    np.testing.assert_allclose(reps[0].mean(axis=0), direct.mean(axis=0), rtol=0.03)
+    np.testing.assert_allclose(reps[0].std(axis=0), direct.std(axis=0), rtol=0.08)

@@ -37,6 +37,27 @@ def resample_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -
     return draws.reshape(n_boot, *counts.shape)
 
 
+def resample_rows(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Replicates of many small count tables at once: ``counts`` (G, K), each row resampled within
+    itself; returns (G, n_boot, K). Draws class by class (a multinomial is a chain of binomials),
+    vectorised over rows and replicates."""
+    counts = np.asarray(counts, dtype=np.int64)
+    groups, classes = counts.shape
+    totals = counts.sum(axis=1)
+    out = np.zeros((groups, n_boot, classes), dtype=np.int64)
+    left = np.repeat(totals[:, None], n_boot, axis=1)
+    rest = totals.astype(float)
+    for k in range(classes - 1):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(rest > 0, counts[:, k] / np.where(rest > 0, rest, 1), 0.0)
+        draw = rng.binomial(left, np.clip(p, 0, 1)[:, None])
+        out[:, :, k] = draw
+        left = left - draw
+        rest = rest - counts[:, k]
+    out[:, :, classes - 1] = left
+    return out
+
+
 def resample_strata(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """Replicates of counts shaped (strata, ...), each stratum resampled within itself."""
     return np.stack([resample_counts(c, n_boot, rng) for c in counts], axis=1)

@@ -4,7 +4,8 @@ p_f with the occupation's female share (Pearson r and Spearman rho) across occup
 
 Subsets are ``<tgt>/occupation/<occupation>`` (p_m, p_f) and ``<tgt>`` (r_female_share,
 rho_female_share, n = occupations). Intervals: the items of each occupation are resampled (a
-seeded bootstrap, as everywhere); the correlation is recomputed on every replicate.
+seeded bootstrap, as everywhere; one generator per system × suite × language, all occupations drawn
+at once); the correlation is recomputed on every replicate.
 """
 
 from __future__ import annotations
@@ -12,19 +13,26 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .bootstrap import CONFIDENCE, resample_counts, rng_for
+from .bootstrap import CONFIDENCE, resample_rows, rng_for
 from .proportions import CLASS_INDEX, CLASSES, shares
 from .tidy import MetricRows, count_cells
 
 
 def _rank(values: np.ndarray) -> np.ndarray:
-    """Ranks (0-based) within each row of a 2-D array, ties sharing their mean rank."""
-    out = np.empty(values.shape, dtype=float)
-    for i, row in enumerate(values):
-        _, inverse, counts = np.unique(row, return_inverse=True, return_counts=True)
-        ends = np.cumsum(counts)
-        out[i] = ((ends - counts + ends - 1) / 2)[inverse]
-    return out
+    """Ranks (0-based) within each row of a 2-D array, ties sharing their mean rank (vectorised)."""
+    order = np.argsort(values, axis=1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=1)
+    n = ordered.shape[1]
+    position = np.broadcast_to(np.arange(n), ordered.shape)
+    starts = np.ones(ordered.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ends = np.ones(ordered.shape, dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty(ordered.shape, dtype=float)
+    np.put_along_axis(ranks, order, (first + last) / 2, axis=1)
+    return ranks
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -53,12 +61,12 @@ def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000,
         names = sorted(occupations)
         x = np.array([occupations[o][0] for o in names], dtype=float)
         counts = np.array([occupations[o][1] for o in names])
-        reps = np.stack([resample_counts(c, n_boot, rng_for(seed, system, suite, tgt, o)) for c, o in zip(counts, names)])
+        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))
         point, boot = shares(counts), shares(reps)  # (O, 3), (O, n_boot, 3)
-        for k, name in enumerate(names):
-            n = int(counts[k].sum())
-            rows.add(system, suite, f"{tgt}/occupation/{name}", "p_m", point[k, 0], n, boot[k, :, 0])
-            rows.add(system, suite, f"{tgt}/occupation/{name}", "p_f", point[k, 1], n, boot[k, :, 1])
+        subsets = [f"{tgt}/occupation/{name}" for name in names]
+        n = counts.sum(axis=1)
+        rows.add_block(system, suite, subsets, "p_m", point[:, 0], n, boot[:, :, 0])
+        rows.add_block(system, suite, subsets, "p_f", point[:, 1], n, boot[:, :, 1])
         if len(names) >= 3:
             y, y_boot = point[:, 1], boot[:, :, 1].T  # (O,), (n_boot, O)
             rows.add(system, suite, tgt, "r_female_share", float(pearson(x, y[None, :])[0]), len(names),

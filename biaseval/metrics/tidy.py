@@ -35,6 +35,14 @@ class MetricRows:
         self.ns.append(int(n))
         self.replicates.append(np.asarray(replicates, dtype=float))
 
+    def add_block(self, system: str, suite: str, subsets: list[str], metric: str, values: np.ndarray,
+                  ns: np.ndarray, replicates: np.ndarray) -> None:
+        """Many subsets of one metric at once: ``values`` (G,), ``ns`` (G,), ``replicates`` (G, n_boot)."""
+        self.keys.extend((system, suite, subset, metric) for subset in subsets)
+        self.values.extend(np.asarray(values, dtype=float).tolist())
+        self.ns.extend(np.asarray(ns).astype(int).tolist())
+        self.replicates.extend(np.asarray(replicates, dtype=float))
+
     def frame(self, confidence: float) -> pl.DataFrame:
         if not self.keys:
             return pl.DataFrame(schema=METRIC_SCHEMA)

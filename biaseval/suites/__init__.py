@@ -30,6 +30,8 @@ def resolve_suite(name: str, config_dir: Path, lexicon: str | Path | None = None
     if name in SUITES and not isinstance(SUITES.get(name), TemplateSuite):
         return SUITES.get(name)
     path = suite_path(name, config_dir)
+    if path is None and name in SUITES:  # a template suite this process loaded from a path
+        return SUITES.get(name)
     if path is None:
         message = SUITES.unknown_message(name, where)
         raise ConfigError(f"{message}; no {name}.yaml in {config_dir / 'suites'} or {REPO_SUITES}")

@@ -232,7 +232,7 @@ class TemplateData(SuiteData):
         line = (o + 1).astype(np.int32)
         gold = self._gold[v]
         data = {
-            "item_id": [f"{self.suite.name}/{s}/{n:05d}" for s, n in zip(subset, line)],
+            "item_id": None,  # below, from subset and line
             "suite": [self.suite.name] * len(idx),
             "subset": subset,
             "line": line,
@@ -246,6 +246,9 @@ class TemplateData(SuiteData):
                            if self._stereo is not None else None),
             "reference": None,
         }
-        return pl.DataFrame({c: pl.Series(c, data[c], dtype=ITEM_SCHEMA[c]) if data[c] is not None
-                             else pl.Series(c, [None] * len(idx), dtype=ITEM_SCHEMA[c]) for c in ITEM_SCHEMA})
+        frame = pl.DataFrame({c: pl.Series(c, data[c], dtype=ITEM_SCHEMA[c]) if data[c] is not None
+                              else pl.Series(c, [None] * len(idx), dtype=ITEM_SCHEMA[c]) for c in ITEM_SCHEMA})
+        return frame.with_columns(pl.concat_str([
+            pl.lit(f"{self.suite.name}/"), pl.col("subset"), pl.lit("/"), pl.col("line").cast(pl.String).str.zfill(5),
+        ]).alias("item_id"))
 
