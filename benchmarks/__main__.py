@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parent.parent
 PAPER = REPO / "conf" / "paper.yaml"
 
 
-def recorded_translations() -> tuple[pl.DataFrame, pl.DataFrame, object]:
-    """All recorded outputs of the paper config, translated in-process (no Ray), with the items."""
+def recorded_translations() -> tuple[pl.DataFrame, object]:
+    """All recorded outputs of the paper config, translated in-process (no Ray)."""
     from biaseval.config import load_config
     from biaseval.sweep import build_translator, prepare, translation_table
 
@@ -36,11 +36,10 @@ def recorded_translations() -> tuple[pl.DataFrame, pl.DataFrame, object]:
     prepared = prepare(config, PAPER.parent)
     parts = []
     for system, suites in prepared.coverage.items():
-        items = pl.concat([prepared.items[s] for s in suites])
+        items = pl.concat([prepared.suites[s].slice(0, prepared.suites[s].size) for s in suites])
         out = build_translator(system, config.systems[system], PAPER.parent).translate_items(items)
         parts.append(pl.from_arrow(translation_table(items, out, system, "bench", "bench")))
-    items = pl.concat([prepared.items[s] for s in config.suites])
-    return pl.concat(parts), items, config
+    return pl.concat(parts), config
 
 
 def sample_rows(paths: list[Path], limit: int) -> list[dict]:
@@ -54,7 +53,7 @@ def python_baseline(rows: list[dict], config) -> dict:
     """The same labels and point metrics (no intervals), one line at a time in plain Python."""
     from biaseval.detect import label_text
 
-    rules = {s: config.detector_for(s) for s in config.suites}
+    rules = {s: config.detector_for(s, "en") for s in config.suites}  # the paper suites translate into English
     counts: Counter = Counter()
     for row in rows:
         label = label_text(rules[row["suite"]], row["translation"])
@@ -70,18 +69,19 @@ def python_baseline(rows: list[dict], config) -> dict:
 
 
 def _score(paths: dict[str, Path], config) -> tuple[int, int, float]:
-    """Read, label and score the per-suite Parquet files as `biaseval score` does; (rows, metric rows, seconds)."""
-    from biaseval.scoring import LABEL_INPUT, compute_metrics, label
+    """Label and score the per-suite Parquet files as `biaseval score` does (labels.parquet written,
+    metrics from the label counts); (rows, metric rows, seconds)."""
+    from biaseval.scoring import compute_metrics, label_and_count
 
     start = time.perf_counter()
-    translations = {suite: pl.read_parquet(path, columns=LABEL_INPUT) for suite, path in paths.items()}
-    labelled = label(translations, config)
-    metrics = compute_metrics(labelled, config)
-    return sum(f.height for f in labelled.values()), metrics.height, time.perf_counter() - start
+    labels = next(iter(paths.values())).with_name("labels.parquet")
+    counts, rows = label_and_count({suite: [path] for suite, path in paths.items()}, config, labels)
+    metrics = compute_metrics(counts, config)
+    return rows, metrics.height, time.perf_counter() - start
 
 
 def bench_scoring(rows_target: int) -> None:
-    base, _, config = recorded_translations()
+    base, config = recorded_translations()
     copies = math.ceil(rows_target / base.height)
     big = pl.concat([base.with_columns((pl.col("system") + f"-{k}").alias("system")) for k in range(copies)])
     no_intervals = config.model_copy(update={"metrics": config.metrics.model_copy(update={"bootstrap": 1})})

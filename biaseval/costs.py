@@ -53,5 +53,7 @@ def format_estimates(estimates: list[SystemEstimate]) -> str:
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     total = sum(e.cost or 0 for e in estimates)
+    lines.append(f"items × systems: {sum(e.items for e in estimates):,} rows; characters to send: "
+                 f"{sum(e.chars for e in estimates):,}")
     lines.append(f"total estimated cost: {total:,.2f} (systems without price_per_million_chars count 0)")
     return "\n".join(lines)

@@ -41,7 +41,7 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None) -> Path:
     name = info["config"].get("published")
     published = published_results.load(name) if name else None
     failures = (
-        pl.scan_parquet(run.labels).filter(pl.col("translation").is_null())
+        pl.scan_parquet(run.labels).filter(pl.col("label").is_null())
         .group_by("system", "suite")
         .agg(pl.len().alias("items"), pl.col("error").mode().first().alias("error"))
         .sort("system", "suite").collect()

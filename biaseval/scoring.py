@@ -1,7 +1,8 @@
-"""From translations to labels and metrics, streaming: the shards are scanned lazily, each output is
-labelled with its suite's detector for its target language, labels.parquet is written by a streaming
-sink, and every metric is computed from group counts — so scoring a million rows needs no more
-memory than scoring a thousand. Every metrics row is stamped with the run's provenance."""
+"""From translations to labels and metrics in one pass over the shards, one shard in memory at a time:
+each output is labelled with its suite's detector for its target language, appended to labels.parquet,
+and counted by everything a metric groups by. Metrics are then pure functions of those counts — so
+scoring a million rows needs no more memory than scoring a thousand. Every metrics row is stamped
+with the run's provenance."""
 
 from __future__ import annotations
 
@@ -26,12 +27,14 @@ from .sweep import RunPlan, shard_files
 Scorer = Callable[[pl.LazyFrame, dict, MetricsConfig], pl.DataFrame]
 SCORERS: Registry[Scorer] = Registry("scorer")
 
-# What scoring reads from the shards, and what labels.parquet holds (sources are in items.parquet;
-# each suite's detector is named in metrics.parquet).
+# What scoring reads from the shards, and what labels.parquet holds: the label beside what metrics
+# group by. Sources are in items.parquet and translations in the shards (join on system, item_id);
+# each suite's detector is named in metrics.parquet.
 LABEL_INPUT = ["system", "suite", "subset", "item_id", "tgt_lang", "translation", "error", "gold", "occupation",
-               "female_share", "stereotype", "system_version", "run_id"]
-LABEL_COLUMNS = ["system", "suite", "subset", "item_id", "tgt_lang", "translation", "label", "error", "gold",
-                 "occupation", "female_share", "stereotype", "system_version", "run_id"]
+               "female_share", "stereotype"]
+LABEL_COLUMNS = ["system", "suite", "item_id", "label", "error"]
+LABEL_SCHEMA = {"system": pl.String, "suite": pl.String, "item_id": pl.String, "label": pl.String,
+                "error": pl.String}
 
 
 def _stats(m: MetricsConfig) -> dict:
@@ -50,9 +53,24 @@ SCORERS.add("otsc", _otsc)
 SCORERS.add("winomt", lambda labelled, params, m: winomt(labelled, **params, **_stats(m)))
 
 
-def translation_scans(run: RunDir, plan: RunPlan) -> dict[str, pl.LazyFrame]:
-    """Per suite, a lazy scan of its finished shards; checks every planned shard is there and whole
-    (one row per item × system, from each file's metadata — nothing is read for this)."""
+# What each scorer's metrics group by: the counts scoring keeps (one row per combination and count).
+COUNT_KEYS = {
+    "tgbi": ["system", "suite", "subset", "label"],
+    "otsc": ["system", "suite", "subset", "label"],
+    "winomt": ["system", "suite", "subset", "stereotype", "gold", "label"],
+}
+PER_OCCUPATION_KEYS = ["tgt_lang", "occupation", "female_share"]
+
+
+def count_keys(suite: str) -> list[str]:
+    s = SUITES.get(suite)
+    extra = PER_OCCUPATION_KEYS if dict(s.scorer_params).get("per_occupation") else []
+    return COUNT_KEYS[s.scorer] + extra
+
+
+def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
+    """Per suite, its finished shard files; checks every planned shard is there and whole (one row
+    per item × system, from each file's metadata — nothing is read for this)."""
     files = shard_files(run, plan.shards)
     missing = [str(f) for f in files if not f.exists()]
     if missing:
@@ -64,32 +82,57 @@ def translation_scans(run: RunDir, plan: RunPlan) -> dict[str, pl.LazyFrame]:
         if rows != shard.size:
             raise RunDirError(f"{path}: {rows} rows, expected {shard.size} (one per item of the shard)")
         by_suite.setdefault(shard.suite, []).append(path)
-    return {suite: pl.scan_parquet(paths).select(LABEL_INPUT) for suite, paths in by_suite.items()}
+    return by_suite
 
 
-def label(translations: dict[str, pl.LazyFrame | pl.DataFrame], config: RunConfig) -> dict[str, pl.LazyFrame]:
-    """Per suite: one row per item × system with its detector's label (the detector of the suite for
-    the row's target language) beside the item's gold information."""
-    out = {}
-    for suite, frame in translations.items():
-        frame = frame.lazy()
-        targets = SUITES.get(suite).targets
-        if len(targets) == 1:
-            labelled = frame.with_columns(label_expr(config.detector_for(suite, targets[0]), "translation").alias("label"))
-        else:
-            labelled = pl.concat([
-                frame.filter(pl.col("tgt_lang") == tgt)
-                .with_columns(label_expr(config.detector_for(suite, tgt), "translation").alias("label"))
-                for tgt in targets
-            ])
-        out[suite] = labelled.select(LABEL_COLUMNS)
-    return out
+def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataFrame:
+    """The shard rows of one suite with a ``label`` column: the suite's detector for each row's
+    target language."""
+    targets = SUITES.get(suite).targets
+    if len(targets) == 1:
+        labelled = translations.with_columns(
+            label_expr(config.detector_for(suite, targets[0]), "translation").alias("label"))
+    else:
+        labelled = pl.concat([
+            translations.filter(pl.col("tgt_lang") == tgt)
+            .with_columns(label_expr(config.detector_for(suite, tgt), "translation").alias("label"))
+            for tgt in targets
+        ])
+    return labelled
 
 
-def compute_metrics(labelled: dict[str, pl.LazyFrame | pl.DataFrame], config: RunConfig) -> pl.DataFrame:
-    """Each suite's metrics, by the scorer its suite names; one tidy frame."""
+def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> tuple[pl.DataFrame, int]:
+    """Label every shard file (one in memory at a time), write labels.parquet (renamed into place when
+    complete: system, suite, item_id, label, error — the rest joins from items.parquet), and return
+    the counts each suite's scorer needs (COUNT_KEYS; absent keys are null) with the number of rows."""
+    schema = pl.DataFrame(schema={c: LABEL_SCHEMA[c] for c in LABEL_COLUMNS}).to_arrow().schema
+    tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
+    counts, rows = [], 0
+    try:
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for suite, paths in files.items():
+                keys = count_keys(suite)
+                for path in paths:
+                    labelled = label(pl.read_parquet(path, columns=LABEL_INPUT), suite, config)
+                    writer.write_table(labelled.select(LABEL_COLUMNS).to_arrow().cast(schema))
+                    counts.append(labelled.group_by(keys).len().rename({"len": "count"}))
+                    rows += labelled.height
+        os.replace(tmp, labels_path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    if not counts:
+        return pl.DataFrame(), rows
+    merged = pl.concat(counts, how="diagonal_relaxed")
+    return merged.group_by([c for c in merged.columns if c != "count"]).agg(pl.col("count").sum()), rows
+
+
+def compute_metrics(counts: pl.DataFrame, config: RunConfig) -> pl.DataFrame:
+    """Each suite's metrics from the label counts, by the scorer its suite names; one tidy frame."""
     frames = []
-    for name, part in labelled.items():
+    for name in config.suites:
+        part = counts.filter(pl.col("suite") == name) if counts.height else counts
+        if part.height == 0:
+            continue
         suite = SUITES.get(name)
         frames.append(SCORERS.get(suite.scorer)(part, dict(suite.scorer_params), config.metrics))
     return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
@@ -125,24 +168,12 @@ def with_provenance(metrics: pl.DataFrame, run_info: dict, config: RunConfig) ->
     )
 
 
-def sink_labels(labelled: dict[str, pl.LazyFrame], path) -> None:
-    """labels.parquet by a streaming sink, renamed into place when complete."""
-    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-    try:
-        pl.concat(list(labelled.values())).sink_parquet(tmp, compression="zstd")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def score_run(run: RunDir) -> pl.DataFrame:
     """(Re)compute labels.parquet and metrics.parquet of a finished run; returns the metrics."""
     plan = RunPlan.of(run)
     info = run.read_run()
     config = plan.config
-    sink_labels(label(translation_scans(run, plan), config), run.labels)
-    scans = {suite: pl.scan_parquet(run.labels).filter(pl.col("suite") == suite) for suite in config.suites
-             if any(suite in s for s in plan.coverage.values())}
-    metrics = with_provenance(compute_metrics(scans, config), info, config)
+    counts, _ = label_and_count(shard_paths(run, plan), config, run.labels)
+    metrics = with_provenance(compute_metrics(counts, config), info, config)
     write_parquet_atomic(metrics.to_arrow(), run.metrics)
     return metrics

@@ -91,6 +91,7 @@ def test_bootstrap_is_seeded_and_brackets_the_value():
 
 
 def test_adding_a_system_does_not_change_another_systems_interval():
+    """(Sets of one system and suite share a generator; systems never do.)"""
     a = frame(system="a", subset=["x"] * 50, label=["male"] * 30 + ["female"] * 20)
     b = frame(system="b", subset=["x"] * 50, label=["male"] * 10 + ["female"] * 40)
     alone = gender_shares(a, n_boot=300, seed=1)

@@ -25,7 +25,9 @@ def run(ray_local, tmp_path_factory):
 def test_translations_are_apertiums(run):
     labels = pl.read_parquet(run.run.labels)
     assert labels.height == 2 * 40
-    nurse = labels.filter((pl.col("occupation") == "nurse") & (pl.col("subset") == "es/her")).row(0, named=True)
+    shards = pl.read_parquet(sorted((run.run.translations).rglob("shard-*.parquet")))
+    rows = shards.join(labels, on=["system", "item_id"])
+    nurse = rows.filter((pl.col("occupation") == "nurse") & (pl.col("subset") == "es/her")).row(0, named=True)
     # Apertium reads "my friend works" as a noun phrase ("mis obras de amigo") and always picks "amigo"
     assert "amigo" in nurse["translation"] and nurse["label"] == "male"
     assert nurse["female_share"] == 90.0 and nurse["stereotype"] == "pro" and nurse["gold"] == "female"

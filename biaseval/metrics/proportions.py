@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from .bootstrap import CONFIDENCE, resample_counts, rng_for
+from .bootstrap import CONFIDENCE, resample_rows, rng_for
 from .tidy import MetricRows, count_cells
 
 CLASSES = ("male", "female", "neutral")
@@ -49,8 +49,13 @@ class _Sets:
         counts = np.array(list(cells.values()), dtype=np.int64).reshape(-1, len(CLASSES))
         self.n = counts.sum(axis=1)
         self.point = shares(counts)  # (G, 3)
-        reps = np.stack([resample_counts(c, n_boot, rng_for(seed, *k)) for c, k in zip(counts, self.keys)]) \
-            if self.keys else np.zeros((0, n_boot, 3))
+        # one generator per system × suite, all its sets drawn at once (each within itself)
+        reps = np.zeros((len(self.keys), n_boot, len(CLASSES)), dtype=np.int64)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for g, (system, suite, _) in enumerate(self.keys):
+            groups.setdefault((system, suite), []).append(g)
+        for (system, suite), rows in groups.items():
+            reps[rows] = resample_rows(counts[rows], n_boot, rng_for(seed, system, suite, "sets"))
         self.reps = shares(reps)  # (G, n_boot, 3)
 
     def add_shares(self, rows: MetricRows) -> None:

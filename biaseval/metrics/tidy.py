@@ -56,6 +56,11 @@ class MetricRows:
 
 
 def count_cells(labelled: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> list[tuple]:
-    """Rows of (*keys, count): how many rows share each combination of ``keys`` (one group-by pass,
-    streaming, so a lazy frame over a million-row Parquet file is counted in bounded memory)."""
-    return labelled.lazy().group_by(keys).len().collect(engine="streaming").sort(keys).rows()
+    """Rows of (*keys, count): how many rows share each combination of ``keys``. ``labelled`` is one
+    row per output, or already counted (a ``count`` column, as scoring passes it): counts add up."""
+    frame = labelled.lazy()
+    if "count" in frame.collect_schema().names():
+        grouped = frame.group_by(keys).agg(pl.col("count").sum())
+    else:
+        grouped = frame.group_by(keys).len()
+    return grouped.collect(engine="streaming").sort(keys).rows()
