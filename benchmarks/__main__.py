@@ -68,14 +68,14 @@ def python_baseline(rows: list[dict], config) -> dict:
     return shares
 
 
-def _score(paths: dict[str, Path], config) -> tuple[int, int, float]:
-    """Label and score the per-suite Parquet files as `biaseval score` does (labels.parquet written,
-    metrics from the label counts); (rows, metric rows, seconds)."""
+def _score(paths: dict[str, list[Path]], config) -> tuple[int, int, float]:
+    """Label and score the shard files as `biaseval score` does (labels.parquet written, metrics from
+    the label counts); (rows, metric rows, seconds)."""
     from biaseval.scoring import compute_metrics, label_and_count
 
     start = time.perf_counter()
-    labels = next(iter(paths.values())).with_name("labels.parquet")
-    counts, rows = label_and_count({suite: [path] for suite, path in paths.items()}, config, labels)
+    labels = next(iter(paths.values()))[0].with_name("labels.parquet")
+    counts, rows = label_and_count(paths, config, labels)
     metrics = compute_metrics(counts, config)
     return rows, metrics.height, time.perf_counter() - start
 
@@ -86,15 +86,18 @@ def bench_scoring(rows_target: int) -> None:
     big = pl.concat([base.with_columns((pl.col("system") + f"-{k}").alias("system")) for k in range(copies)])
     no_intervals = config.model_copy(update={"metrics": config.metrics.model_copy(update={"bootstrap": 1})})
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {}
-        for suite in config.suites:  # stored per suite, as a run stores its shards
-            paths[suite] = Path(tmp) / f"{suite}.parquet"
-            big.filter(pl.col("suite") == suite).write_parquet(paths[suite])
+        paths: dict[str, list[Path]] = {}
+        for suite in config.suites:  # stored as a sweep stores them: per suite, in shards of 20,000 rows
+            part = big.filter(pl.col("suite") == suite)
+            for k, start in enumerate(range(0, part.height, 20_000)):
+                path = Path(tmp) / f"{suite}-{k:05d}.parquet"
+                part.slice(start, 20_000).write_parquet(path)
+                paths.setdefault(suite, []).append(path)
         del big
         _score(paths, no_intervals)  # warm-up (thread pools, regex compilation), not reported
         n, metric_rows, full = _score(paths, config)
         _, _, point = _score(paths, no_intervals)
-        rows = sample_rows(list(paths.values()), min(n, 200_000))
+        rows = sample_rows([p for group in paths.values() for p in group], min(n, 200_000))
         start = time.perf_counter()  # the baseline's reading is not timed: a conservative comparison
         python_baseline(rows, config)
         slow = time.perf_counter() - start

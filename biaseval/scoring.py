@@ -7,6 +7,7 @@ with the run's provenance."""
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -104,19 +105,30 @@ def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataF
 def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> tuple[pl.DataFrame, int]:
     """Label every shard file (one in memory at a time), write labels.parquet (renamed into place when
     complete: system, suite, item_id, label, error — the rest joins from items.parquet), and return
-    the counts each suite's scorer needs (COUNT_KEYS; absent keys are null) with the number of rows."""
+    the counts each suite's scorer needs (COUNT_KEYS; absent keys are null) with the number of rows.
+
+    Shards are read in groups of about ``BATCH_ROWS`` rows (big enough for polars to use every core,
+    small enough to bound memory), and writing runs in a second thread, so one group is written while
+    the next is labelled."""
     schema = pl.DataFrame(schema={c: LABEL_SCHEMA[c] for c in LABEL_COLUMNS}).to_arrow().schema
     tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
     counts, rows = [], 0
     try:
-        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=False) as writer, \
+                ThreadPoolExecutor(max_workers=1) as background:
+            pending = None
             for suite, paths in files.items():
                 keys = count_keys(suite)
-                for path in paths:
-                    labelled = label(pl.read_parquet(path, columns=LABEL_INPUT), suite, config)
-                    writer.write_table(labelled.select(LABEL_COLUMNS).to_arrow().cast(schema))
+                for group in _groups(paths):
+                    labelled = label(pl.read_parquet(group, columns=LABEL_INPUT), suite, config)
+                    table = labelled.select(LABEL_COLUMNS).to_arrow().cast(schema)
+                    if pending is not None:
+                        pending.result()
+                    pending = background.submit(writer.write_table, table)
                     counts.append(labelled.group_by(keys).len().rename({"len": "count"}))
                     rows += labelled.height
+            if pending is not None:
+                pending.result()
         os.replace(tmp, labels_path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -124,6 +136,22 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> t
         return pl.DataFrame(), rows
     merged = pl.concat(counts, how="diagonal_relaxed")
     return merged.group_by([c for c in merged.columns if c != "count"]).agg(pl.col("count").sum()), rows
+
+
+BATCH_ROWS = 262_144
+
+
+def _groups(paths: list) -> list[list]:
+    """Consecutive files, about BATCH_ROWS rows a group (from the files' metadata)."""
+    groups, current, rows = [], [], 0
+    for path in paths:
+        n = pq.read_metadata(path).num_rows
+        if current and rows + n > BATCH_ROWS:
+            groups.append(current)
+            current, rows = [], 0
+        current.append(path)
+        rows += n
+    return groups + ([current] if current else [])
 
 
 def compute_metrics(counts: pl.DataFrame, config: RunConfig) -> pl.DataFrame:
