@@ -42,31 +42,35 @@ def _stats(m: MetricsConfig) -> dict:
     return {"n_boot": m.bootstrap, "seed": m.seed, "confidence": m.confidence}
 
 
-def _otsc(labelled, params, m):
-    frames = [gender_shares(labelled, **_stats(m))]
+def _otsc(counts, params, m):
+    frames = [gender_shares(counts["sets"], **_stats(m))]
     if params.get("per_occupation"):
-        frames.append(per_occupation(labelled, **_stats(m)))
+        frames.append(per_occupation(counts["occupations"], **_stats(m)))
     return pl.concat(frames)
 
 
-SCORERS.add("tgbi", lambda labelled, params, m: tgbi(labelled, **params, **_stats(m)))
+SCORERS.add("tgbi", lambda counts, params, m: tgbi(counts["sets"], **params, **_stats(m)))
 SCORERS.add("otsc", _otsc)
-SCORERS.add("winomt", lambda labelled, params, m: winomt(labelled, **params, **_stats(m)))
+SCORERS.add("winomt", lambda counts, params, m: winomt(counts["sets"], **params, **_stats(m)))
 
 
-# What each scorer's metrics group by: the counts scoring keeps (one row per combination and count).
-COUNT_KEYS = {
+# What metrics group by: the counts scoring keeps, one table per view (one row per combination,
+# with its count). "sets": per subset, for every scorer; "occupations": per occupation and target
+# language, for suites scored per occupation. Kept apart, each stays small however many items.
+SET_KEYS = {
     "tgbi": ["system", "suite", "subset", "label"],
     "otsc": ["system", "suite", "subset", "label"],
     "winomt": ["system", "suite", "subset", "stereotype", "gold", "label"],
 }
-PER_OCCUPATION_KEYS = ["tgt_lang", "occupation", "female_share"]
+OCCUPATION_KEYS = ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
 
 
-def count_keys(suite: str) -> list[str]:
+def count_keys(suite: str) -> dict[str, list[str]]:
     s = SUITES.get(suite)
-    extra = PER_OCCUPATION_KEYS if dict(s.scorer_params).get("per_occupation") else []
-    return COUNT_KEYS[s.scorer] + extra
+    views = {"sets": SET_KEYS[s.scorer]}
+    if dict(s.scorer_params).get("per_occupation"):
+        views["occupations"] = OCCUPATION_KEYS
+    return views
 
 
 def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
@@ -102,17 +106,18 @@ def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataF
     return labelled
 
 
-def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> tuple[pl.DataFrame, int]:
+def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> tuple[dict[str, pl.DataFrame], int]:
     """Label every shard file (one in memory at a time), write labels.parquet (renamed into place when
     complete: system, suite, item_id, label, error — the rest joins from items.parquet), and return
-    the counts each suite's scorer needs (COUNT_KEYS; absent keys are null) with the number of rows.
+    the counts the suites' scorers need (per view: "sets", "occupations") with the number of rows.
 
     Shards are read in groups of about ``BATCH_ROWS`` rows (big enough for polars to use every core,
     small enough to bound memory), and writing runs in a second thread, so one group is written while
     the next is labelled."""
     schema = pl.DataFrame(schema={c: LABEL_SCHEMA[c] for c in LABEL_COLUMNS}).to_arrow().schema
     tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
-    counts, rows = [], 0
+    counts: dict[str, list[pl.DataFrame]] = {}
+    rows = 0
     try:
         with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=False) as writer, \
                 ThreadPoolExecutor(max_workers=1) as background:
@@ -125,17 +130,19 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> t
                     if pending is not None:
                         pending.result()
                     pending = background.submit(writer.write_table, table)
-                    counts.append(labelled.group_by(keys).len().rename({"len": "count"}))
+                    for view, view_keys in keys.items():
+                        counts.setdefault(view, []).append(labelled.group_by(view_keys).len().rename({"len": "count"}))
                     rows += labelled.height
             if pending is not None:
                 pending.result()
         os.replace(tmp, labels_path)
     finally:
         tmp.unlink(missing_ok=True)
-    if not counts:
-        return pl.DataFrame(), rows
-    merged = pl.concat(counts, how="diagonal_relaxed")
-    return merged.group_by([c for c in merged.columns if c != "count"]).agg(pl.col("count").sum()), rows
+    merged = {}
+    for view, parts in counts.items():
+        frame = pl.concat(parts, how="diagonal_relaxed")
+        merged[view] = frame.group_by([c for c in frame.columns if c != "count"]).agg(pl.col("count").sum())
+    return merged, rows
 
 
 BATCH_ROWS = 262_144
@@ -154,12 +161,12 @@ def _groups(paths: list) -> list[list]:
     return groups + ([current] if current else [])
 
 
-def compute_metrics(counts: pl.DataFrame, config: RunConfig) -> pl.DataFrame:
+def compute_metrics(counts: dict[str, pl.DataFrame], config: RunConfig) -> pl.DataFrame:
     """Each suite's metrics from the label counts, by the scorer its suite names; one tidy frame."""
     frames = []
     for name in config.suites:
-        part = counts.filter(pl.col("suite") == name) if counts.height else counts
-        if part.height == 0:
+        part = {view: frame.filter(pl.col("suite") == name) for view, frame in counts.items()}
+        if not part or part["sets"].height == 0:
             continue
         suite = SUITES.get(name)
         frames.append(SCORERS.get(suite.scorer)(part, dict(suite.scorer_params), config.metrics))
