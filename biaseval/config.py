@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .detect import RuleSet, builtin
+from .detect import Detector, RuleSet, builtin
 from .errors import ConfigError
 from .yamlio import YamlDoc, read_yaml
 from .registry import Registry
@@ -65,6 +65,34 @@ class SweepConfig(_Frozen):
     in_flight: int = Field(default=2, ge=1, description="tasks queued per actor")
 
 
+class EmbeddingModel(_Frozen):
+    path: str = Field(min_length=1, description="a fastText .bin, a .vec, or word2vec/GloVe text (relative to the config)")
+    format: Literal["bin", "vec", "text"] | None = Field(default=None, description="default: from the extension")
+    dim: int | None = Field(default=None, ge=1, description="expected dimension (checked)")
+
+
+DEFAULT_PAIRS = {"en": ("she", "he"), "it": ("lei", "lui"), "es": ("ella", "él"), "fr": ("elle", "il"),
+                 "de": ("sie", "er"), "pt": ("ela", "ele")}
+
+
+class EmbeddingConfig(_Frozen):
+    """The embedding-bias study: a model per language, the female/male target words per language,
+    and how many equal-width bins each language's intensity and direction get."""
+
+    models: dict[str, EmbeddingModel] = Field(default_factory=dict, description="language -> model")
+    pairs: dict[str, tuple[str, str]] = Field(default_factory=lambda: dict(DEFAULT_PAIRS),
+                                              description="language -> (female word, male word)")
+    bins: dict[str, int] = Field(default_factory=lambda: {"en": 5, "it": 3}, description="language -> bins")
+    default_bins: int = Field(default=5, ge=1)
+    examples: int = Field(default=3, ge=0, description="example words listed per bin")
+
+    def pair(self, language: str) -> tuple[str, str]:
+        return self.pairs.get(language) or DEFAULT_PAIRS[language]
+
+    def bins_for(self, language: str) -> int:
+        return self.bins.get(language, self.default_bins)
+
+
 class CacheConfig(_Frozen):
     """The translation store, which is also the cache: where it lives and whether to use it."""
 
@@ -93,6 +121,7 @@ class RunConfig(_Frozen):
     sweep: SweepConfig = SweepConfig()
     cache: CacheConfig = CacheConfig()
     metrics: MetricsConfig = MetricsConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
     published: str | None = Field(default=None, description="published results to compare with in the report")
 
     @field_validator("suites")
@@ -115,8 +144,8 @@ class RunConfig(_Frozen):
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-    def detector_registry(self) -> Registry[RuleSet]:
-        reg: Registry[RuleSet] = Registry("detector")
+    def detector_registry(self) -> Registry[Detector]:
+        reg: Registry[Detector] = Registry("detector")
         for name, rule_set in builtin().items():
             reg.add(name, rule_set)
         for name, entry in self.rule_sets.items():
@@ -129,7 +158,7 @@ class RunConfig(_Frozen):
             override = override.get(tgt)
         return override or SUITES.get(suite).detector_for(tgt)
 
-    def detector_for(self, suite: str, tgt: str) -> RuleSet:
+    def detector_for(self, suite: str, tgt: str) -> Detector:
         return self.detector_registry().get(self.detector_name(suite, tgt))
 
     def suites_of(self, system: str) -> list[str]:
@@ -151,6 +180,24 @@ def load_config(path: str | Path) -> RunConfig:
     config = resolve_suites(config, doc.path.resolve().parent, doc)
     _check_names(config, doc)
     return config
+
+
+def _check_embedding(config: RunConfig, doc: YamlDoc) -> None:
+    """Every language of a word-list suite needs a model that exists and a female/male pair."""
+    for suite in config.suites:
+        s = SUITES.get(suite)
+        if s.scorer != "embedding":
+            continue
+        for language in (s.src_lang, *s.targets):
+            model = config.embedding.models.get(language)
+            if model is None:
+                raise doc.fail(("embedding", "models"), f"no embedding model for {language!r} (suite {suite})")
+            path = Path(model.path)
+            path = path if path.is_absolute() else doc.path.resolve().parent / path
+            if not path.is_file():
+                raise doc.fail(("embedding", "models", language, "path"), f"model file {path} not found")
+            if language not in config.embedding.pairs and language not in DEFAULT_PAIRS:
+                raise doc.fail(("embedding", "pairs"), f"no female/male word pair for {language!r}")
 
 
 def resolve_suites(config: RunConfig, config_dir: Path, doc: YamlDoc | None = None) -> RunConfig:
@@ -205,6 +252,7 @@ def _check_names(config: RunConfig, doc: YamlDoc) -> None:
                 override = config.detectors.get(suite)
                 field = ("detectors", suite) + ((tgt,) if isinstance(override, dict) else ())
                 fail(field if override else ("suites",), detectors.unknown_message(name))
+    _check_embedding(config, doc)
     for name, system in config.systems.items():
         if system.backend not in TRANSLATORS:
             fail(("systems", name, "backend"), TRANSLATORS.unknown_message(system.backend))

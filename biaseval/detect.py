@@ -8,9 +8,10 @@ plain Python; it exists for parity tests and the benchmark baseline.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Callable, Literal
 
 import polars as pl
 import yaml
@@ -57,6 +58,37 @@ class RuleSet(BaseModel):
     def signature(self) -> str:
         return f"{self.name}@{self.version}"
 
+    def expr(self, column: str = "translation") -> pl.Expr:
+        return label_expr(self, column)
+
+
+@dataclass(frozen=True)
+class Tagger:
+    """A detector that is code, not word rules: a function from texts to labels (e.g. the Italian
+    grammatical gender of a translated word: masculine, feminine, both, unknown)."""
+
+    name: str
+    version: int
+    language: str
+    doc: str
+    labels: tuple[str, ...]
+    tag: Callable[[list[str | None]], list[str]]
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def expr(self, column: str = "translation") -> pl.Expr:
+        def run(series: pl.Series) -> pl.Series:
+            return pl.Series(series.name, self.tag(series.to_list()), dtype=pl.String)
+
+        text = pl.col(column)
+        return pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(
+            text.map_batches(run, return_dtype=pl.String))
+
+
+Detector = RuleSet | Tagger
+
 
 def _group_pattern(group: tuple[str, ...]) -> str:
     return r"(?i)\b(?:" + "|".join(re.escape(w) for w in sorted(group)) + r")\b"
@@ -89,10 +121,26 @@ def label_text(rule_set: RuleSet, text: str | None) -> str | None:
     return rule_set.default
 
 
+def _italian(texts: list[str | None]) -> list[str]:
+    from .gender_it import italian_genders
+
+    return italian_genders(texts)
+
+
+TAGGERS = (
+    Tagger("it-grammatical-gender", 1, "it",
+           "The grammatical gender of an Italian word or short phrase (biaseval/gender_it.py): articles and "
+           "determiners, then a lexicon, then noun endings with their exceptions; unknown rather than a guess.",
+           ("masculine", "feminine", "both", "unknown"), _italian),
+)
+
+
 @cache
-def builtin() -> Registry[RuleSet]:
-    reg: Registry[RuleSet] = Registry("detector")
+def builtin() -> Registry[Detector]:
+    reg: Registry[Detector] = Registry("detector")
     text = resources.files("biaseval").joinpath("data/detectors.yaml").read_text(encoding="utf-8")
     for name, entry in yaml.safe_load(text).items():
         reg.add(name, RuleSet(name=name, **entry))
+    for tagger in TAGGERS:
+        reg.add(tagger.name, tagger)
     return reg

@@ -7,6 +7,7 @@ with the run's provenance."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Callable
@@ -16,7 +17,6 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .config import MetricsConfig, RunConfig
-from .detect import label_expr
 from .errors import RunDirError
 from .metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from .metrics.occupations import per_occupation
@@ -65,8 +65,14 @@ SET_KEYS = {
 OCCUPATION_KEYS = ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
 
 
+# Word-list suites are scored per word (embedding features), from their rows themselves.
+ROW_COLUMNS = ["system", "suite", "subset", "source", "tgt_lang", "translation", "label"]
+
+
 def count_keys(suite: str) -> dict[str, list[str]]:
     s = SUITES.get(suite)
+    if s.scorer == "embedding":
+        return {"rows": ROW_COLUMNS}
     views = {"sets": SET_KEYS[s.scorer]}
     if dict(s.scorer_params).get("per_occupation"):
         views["occupations"] = OCCUPATION_KEYS
@@ -95,12 +101,11 @@ def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataF
     target language."""
     targets = SUITES.get(suite).targets
     if len(targets) == 1:
-        labelled = translations.with_columns(
-            label_expr(config.detector_for(suite, targets[0]), "translation").alias("label"))
+        labelled = translations.with_columns(config.detector_for(suite, targets[0]).expr("translation").alias("label"))
     else:
         labelled = pl.concat([
             translations.filter(pl.col("tgt_lang") == tgt)
-            .with_columns(label_expr(config.detector_for(suite, tgt), "translation").alias("label"))
+            .with_columns(config.detector_for(suite, tgt).expr("translation").alias("label"))
             for tgt in targets
         ])
     return labelled
@@ -124,14 +129,18 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> t
             pending = None
             for suite, paths in files.items():
                 keys = count_keys(suite)
+                columns = LABEL_INPUT + (["source"] if "rows" in keys else [])
                 for group in _groups(paths):
-                    labelled = label(pl.read_parquet(group, columns=LABEL_INPUT), suite, config)
+                    labelled = label(pl.read_parquet(group, columns=columns), suite, config)
                     table = labelled.select(LABEL_COLUMNS).to_arrow().cast(schema)
                     if pending is not None:
                         pending.result()
                     pending = background.submit(writer.write_table, table)
                     for view, view_keys in keys.items():
-                        counts.setdefault(view, []).append(labelled.group_by(view_keys).len().rename({"len": "count"}))
+                        if view == "rows":
+                            counts.setdefault(view, []).append(labelled.select(view_keys))
+                        else:
+                            counts.setdefault(view, []).append(labelled.group_by(view_keys).len().rename({"len": "count"}))
                     rows += labelled.height
             if pending is not None:
                 pending.result()
@@ -141,7 +150,8 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> t
     merged = {}
     for view, parts in counts.items():
         frame = pl.concat(parts, how="diagonal_relaxed")
-        merged[view] = frame.group_by([c for c in frame.columns if c != "count"]).agg(pl.col("count").sum())
+        merged[view] = frame if view == "rows" else (
+            frame.group_by([c for c in frame.columns if c != "count"]).agg(pl.col("count").sum()))
     return merged, rows
 
 
@@ -165,10 +175,10 @@ def compute_metrics(counts: dict[str, pl.DataFrame], config: RunConfig) -> pl.Da
     """Each suite's metrics from the label counts, by the scorer its suite names; one tidy frame."""
     frames = []
     for name in config.suites:
-        part = {view: frame.filter(pl.col("suite") == name) for view, frame in counts.items()}
-        if not part or part["sets"].height == 0:
-            continue
         suite = SUITES.get(name)
+        part = {view: frame.filter(pl.col("suite") == name) for view, frame in counts.items()}
+        if suite.scorer not in SCORERS or "sets" not in part or part["sets"].height == 0:
+            continue  # word-list suites are scored by the embedding study
         frames.append(SCORERS.get(suite.scorer)(part, dict(suite.scorer_params), config.metrics))
     return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
 
@@ -209,6 +219,23 @@ def score_run(run: RunDir) -> pl.DataFrame:
     info = run.read_run()
     config = plan.config
     counts, _ = label_and_count(shard_paths(run, plan), config, run.labels)
-    metrics = with_provenance(compute_metrics(counts, config), info, config)
+    frames = [compute_metrics(counts, config)]
+    if "rows" in counts and counts["rows"].height:
+        frames.append(embedding_outputs(run, counts["rows"], config, Path(info["config_dir"])))
+    metrics = with_provenance(pl.concat(frames), info, config)
     write_parquet_atomic(metrics.to_arrow(), run.metrics)
     return metrics
+
+
+def embedding_outputs(run: RunDir, rows: pl.DataFrame, config: RunConfig, config_dir: Path) -> pl.DataFrame:
+    """The embedding-bias study of the run's word-list suites: its tables and plots written beside
+    the other results; returns its metrics."""
+    from .embedding_bias import study
+    from .plots import embedding_scatter
+
+    result = study(rows, config, config_dir)
+    write_parquet_atomic(result.features.to_arrow(), run.root / "embedding_bias.parquet")
+    write_parquet_atomic(result.bins.to_arrow(), run.root / "embedding_bins.parquet")
+    write_parquet_atomic(result.shift.to_arrow(), run.root / "gender_shift.parquet")
+    embedding_scatter(result.features, run.root / "plots")
+    return result.metrics

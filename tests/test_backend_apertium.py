@@ -69,3 +69,10 @@ def test_language_codes_map_to_modes():
     assert backend(pair="eng-cat").mode("en", "es") == "eng-cat"
     with pytest.raises(ConfigError, match="set options.pair"):
         backend().mode("en", "xx")
+
+
+def test_pivot_chain_translates_english_to_italian():
+    """eng-spa then spa-ita (both Debian packages): English→Italian offline."""
+    results = LiveRunner(backend(pair="eng-spa|spa-ita")).translate(["nurse", "actress", "king", "house"], "en", "it")
+    assert [r.translation for r in results] == ["Infermiere", "Attrice", "Re", "Casa"]
+    assert results[0].model.startswith("apertium-eng-spa 0.8") and "apertium-spa-ita 0.2" in results[0].model

@@ -86,10 +86,15 @@ class TemplateSpec(_Strict):
         return [field for _, field, _, _ in string.Formatter().parse(self.template) if field is not None]
 
 
-def load_template(path: str | Path, lexicon: str | Path | None = None) -> "TemplateSuite":
-    """Read, validate and compile a template suite; errors name the file, line and field.
-    ``lexicon`` replaces the suite's own lexicon (a run's ``lexicon:`` option)."""
+def load_template(path: str | Path, lexicon: str | Path | None = None) -> Suite:
+    """Read, validate and compile a suite file (a template, or a word list with ``kind: words``);
+    errors name the file, line and field. ``lexicon`` replaces a template's own lexicon (a run's
+    ``lexicon:`` option)."""
     doc = read_yaml(path, "suite")
+    if doc.data.get("kind") == "words":
+        from .wordlist import load_wordlist_suite
+
+        return load_wordlist_suite(doc)
     spec = doc.validate(TemplateSpec)
     slots = spec.slots()
     if not slots:

@@ -1,21 +1,29 @@
 """Apertium, the rule-based MT engine, run offline from its Debian packages (apertium, apertium-eng-spa, ...).
 
-One ``apertium`` process translates a whole request: the texts go in one per line and come out one
-per line (newlines inside a text are turned into spaces first). The version recorded on every row
-is the installed language-pair package's version.
+One ``apertium`` process translates a whole request. The texts go in as HTML paragraphs
+(``-f html``), which Apertium keeps as unbreakable blocks, so every text comes back in its own
+paragraph, in order — plain lines are not safe: some pairs join or split them. A ``pair`` of
+several modes joined by ``|`` (``eng-spa|spa-ita``) pipes one into the next: a pivot through
+Spanish gives English→Italian offline. The version recorded on every row is the installed
+language-pair packages' versions.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
 from .base import TRANSLATORS, BatchLimits, BatchOutput, Retry, TextTranslator
+
+_PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.DOTALL)
 
 # ISO 639-1 -> the ISO 639-3 codes Apertium's pair names use.
 ISO3 = {"en": "eng", "es": "spa", "ca": "cat", "fr": "fra", "pt": "por", "it": "ita", "de": "deu",
@@ -25,7 +33,8 @@ ISO3 = {"en": "eng", "es": "spa", "ca": "cat", "fr": "fra", "pt": "por", "it": "
 
 class ApertiumOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    pair: str | None = Field(default=None, description="mode name, e.g. eng-spa (default: from the language pair)")
+    pair: str | None = Field(default=None, description="mode name, e.g. eng-spa, or a pivot chain such as "
+                                                       "eng-spa|spa-ita (default: from the language pair)")
     command: str = Field(default="apertium", description="the apertium executable (or a wrapper)")
     data_dir: str | None = Field(default=None, description="apertium -d: a pair's directory instead of the installed modes")
     mark_unknown: bool = Field(default=False, description="keep Apertium's * marks on unknown words")
@@ -63,7 +72,10 @@ class ApertiumTranslator(TextTranslator):
         return BatchLimits(max_items=self.options.max_texts, max_units=1_000_000)
 
     def version(self, mode: str) -> str:
-        """``apertium-<mode> <package version>``, or a digest of the mode file when dpkg does not know it."""
+        """``apertium-<mode> <package version>`` (per mode of a chain), or a digest of the mode file
+        when dpkg does not know it."""
+        if "|" in mode:
+            return " | ".join(self.version(m) for m in mode.split("|"))
         if mode not in self._versions:
             package = f"apertium-{mode}"
             try:
@@ -79,24 +91,25 @@ class ApertiumTranslator(TextTranslator):
         return self._versions[mode]
 
     def translate_batch(self, texts, src, tgt, *, timeout):
-        mode = self.mode(src, tgt)
-        command = [self.executable]
-        if self.options.data_dir:
-            command += ["-d", self.options.data_dir]
-        if not self.options.mark_unknown:
-            command.append("-u")
-        command += ["-f", "txt", mode]
-        lines = [" ".join(t.split()) for t in texts]  # one text per line
-        done = subprocess.run(command, input="\n".join(lines) + "\n", capture_output=True, text=True,
-                              timeout=timeout)
-        if done.returncode != 0:
-            raise RuntimeError(f"apertium {mode} exited with {done.returncode}: {done.stderr.strip()[:500]}")
-        out = done.stdout.split("\n")
-        while len(out) > len(lines) and out[-1].strip() == "":
-            out.pop()
-        if len(out) != len(lines):
-            raise RuntimeError(f"apertium {mode} returned {len(out)} lines for {len(lines)} texts")
-        return BatchOutput([" ".join(o.split()) for o in out], model=self.version(mode))
+        chain = self.mode(src, tgt)
+        document = "".join(f"<p>{html.escape(' '.join(t.split()))}</p>\n" for t in texts)
+        deadline = time.monotonic() + timeout
+        for mode in chain.split("|"):
+            command = [self.executable]
+            if self.options.data_dir:
+                command += ["-d", self.options.data_dir]
+            if not self.options.mark_unknown:
+                command.append("-u")
+            command += ["-f", "html", mode]
+            done = subprocess.run(command, input=document, capture_output=True, text=True,
+                                  timeout=max(deadline - time.monotonic(), 0.1))
+            if done.returncode != 0:
+                raise RuntimeError(f"apertium {mode} exited with {done.returncode}: {done.stderr.strip()[:500]}")
+            document = done.stdout
+        out = _PARAGRAPH.findall(document)
+        if len(out) != len(texts):
+            raise RuntimeError(f"apertium {chain} returned {len(out)} paragraphs for {len(texts)} texts")
+        return BatchOutput([" ".join(html.unescape(o).split()) for o in out], model=self.version(chain))
 
     def classify(self, exc):
         if isinstance(exc, subprocess.TimeoutExpired):
