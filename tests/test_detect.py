@@ -79,6 +79,8 @@ def test_polars_matches_python_on_every_recorded_output(hindi):
     texts = [line for path in sorted(files) for line in path.read_text(encoding="utf-8").splitlines()]
     assert len(texts) > 150_000
     for name, rs in builtin().items():
+        if not isinstance(rs, RuleSet):  # taggers (code, not word rules) have their own tests
+            continue
         fast = labels(name, texts)
         slow = [label_text(rs, t) for t in texts]
         mismatches = [(t, a, b) for t, a, b in zip(texts, fast, slow) if a != b]
