@@ -46,7 +46,12 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None) -> Path:
         .agg(pl.len().alias("items"), pl.col("error").mode().first().alias("error"))
         .sort("system", "suite").collect()
     )
-    write_text_atomic(run.report, render(metrics, info, published, failures))
+    embedding = None
+    if (run.root / "embedding_bins.parquet").exists():
+        embedding = {"bins": pl.read_parquet(run.root / "embedding_bins.parquet"),
+                     "shift": pl.read_parquet(run.root / "gender_shift.parquet"),
+                     "plots": sorted(str(p.relative_to(run.root)) for p in (run.root / "plots").glob("embedding-*.png"))}
+    write_text_atomic(run.report, render(metrics, info, published, failures, embedding))
     return run.report
 
 

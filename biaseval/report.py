@@ -5,13 +5,15 @@ Pure rendering: metrics frame and run info in, Markdown text out.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
 from .published import Published
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "f1_male", "f1_female", "macro_f1"}
-# Per-occupation rows go in their own section, not in the list of all metrics.
-PER_OCCUPATION = pl.col("subset").str.contains("/occupation/")
+# Per-occupation and gender-shift rows go in their own sections, not in the list of all metrics.
+PER_OCCUPATION = pl.col("subset").str.contains("/occupation/") | pl.col("subset").str.contains("/shift/")
 
 
 def _fmt(value: float | None, scale: float, decimals: int) -> str:
@@ -111,6 +113,36 @@ def occupations_section(metrics: pl.DataFrame) -> list[str]:
     return lines + [""]
 
 
+def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str]) -> list[str]:
+    """The embedding-bias study: plots, intensity/direction bins, and the gender-shift table."""
+    lines = ["## Embedding bias before and after translation", "",
+             "Per word w and the female/male target words f, m of its language: intensity = |cos(w, f) − cos(w, m)|, "
+             "direction = cos(w, f) − cos(w, m) (positive leans female). Points above the diagonal lean female.", ""]
+    lines += [f"![{Path(p).stem}]({p})" for p in plots] + [""]
+    for (suite, side, language, system), part in bins.group_by("suite", "side", "language", "system", maintain_order=True):
+        who = "source words" if side == "source" else f"translations by {system}"
+        lines += [f"Bins, {suite}, {who} ({language}):", "",
+                  "| feature | bin | range | words | share | examples |", "|---|---|---|---|---|---|"]
+        for r in part.iter_rows(named=True):
+            lines.append(f"| {r['feature']} | {r['bin']} | [{r['lo']:.3f}, {r['hi']:.3f}] | {r['count']} | "
+                         f"{100 * r['share']:.1f}% | {r['examples']} |")
+        lines.append("")
+    if shift.height:
+        lines += ["Gender shift: the source word's class against the grammatical gender of its translation "
+                  "(share of the class's words, %):", ""]
+        genders = ["masculine", "feminine", "both", "unknown"]
+        lines += ["| suite | system | language | source class | words | " + " | ".join(genders) + " |",
+                  "|---" * (5 + len(genders)) + "|"]
+        wide = shift.pivot(on="tgt_gender", index=["suite", "system", "tgt_lang", "gender_class"], values=["share", "count"],
+                           aggregate_function="first")
+        for r in wide.sort("suite", "system", "tgt_lang", "gender_class").iter_rows(named=True):
+            total = sum(r.get(f"count_{g}") or 0 for g in genders)
+            cells = " | ".join(_fmt(r.get(f"share_{g}"), 100, 1) for g in genders)
+            lines.append(f"| {r['suite']} | {r['system']} | {r['tgt_lang']} | {r['gender_class']} | {total} | {cells} |")
+        lines.append("")
+    return lines
+
+
 def failures_section(failures: pl.DataFrame) -> list[str]:
     """Items without a translation, per system and suite, with the most common error."""
     if failures.height == 0:
@@ -125,7 +157,7 @@ def failures_section(failures: pl.DataFrame) -> list[str]:
 
 
 def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
-           failures: pl.DataFrame | None = None) -> str:
+           failures: pl.DataFrame | None = None, embedding: dict | None = None) -> str:
     config = run_info["config"]
     lines = [
         f"# biaseval report: {config['name']}",
@@ -154,6 +186,8 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
     if failures is not None:
         lines += failures_section(failures)
     lines += occupations_section(metrics)
+    if embedding:
+        lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"])
     lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are seeded percentile bootstraps over items.", ""]
     lines += all_metrics_tables(metrics)
     return "\n".join(lines) + "\n"
