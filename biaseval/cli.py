@@ -70,6 +70,54 @@ def plan(config_path: Path, systems: str | None, refresh: bool) -> None:
 
 
 @main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="measure and compare, but write no history and notify no one")
+@click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+def monitor(config_path: Path, dry_run: bool, address: str | None) -> None:
+    """Translate afresh, compare every system with its baseline, record the history, raise the alarm.
+
+    Exits 5 when a significant change was found, 6 when a system could not be measured (provider
+    down, out of quota) and nothing else changed, 0 otherwise."""
+    from .monitor import run_monitor
+
+    result = run_monitor(config_path, dry_run=dry_run, address=address)
+    for s in result.systems:
+        extra = f" — {s.message}" if s.message else ""
+        click.echo(f"{s.system}: {s.status}{extra}" + (f" (baseline: {s.baseline})" if s.baseline else ""))
+        for change in result.summary["systems"][[x.system for x in result.systems].index(s.system)]["significant_changes"]:
+            click.echo(f"    {change['suite']} {change['subset']} {change['metric']}: {change['baseline_value']:.4f} -> "
+                       f"{change['value']:.4f} ({change['change']:+.4f} [{change['change_low']:+.4f}, {change['change_high']:+.4f}])")
+    where = result.run.root if result.run else "(no run directory)"
+    click.echo(f"monitor: {'ALARM' if result.alarm else 'no significant change'}; {result.history_rows} history rows"
+               f"{' (dry run: none written)' if dry_run else ''}; details in {where}/drift.md")
+    sys.exit(result.exit_code)
+
+
+@main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path))
+@click.option("--metric", default=None, help="only this metric (e.g. acc, p_f, tgbi)")
+@click.option("--system", default=None)
+def trend(config_path: Path, metric: str | None, system: str | None) -> None:
+    """The monitor's history: each watched metric over the monitoring runs."""
+    import polars as pl
+
+    from .monitor import history
+
+    table = history(config_path)
+    if table is None:
+        click.echo("no monitoring runs yet")
+        return
+    if metric:
+        table = table.filter(pl.col("metric") == metric)
+    if system:
+        table = table.filter(pl.col("system") == system)
+    wide = table.sort("created_at").pivot(on="run_id", index=["system", "suite", "subset", "metric"], values="value",
+                                          aggregate_function="first").sort("system", "suite", "subset", "metric")
+    with pl.Config(tbl_rows=200, tbl_cols=20, fmt_str_lengths=40):
+        click.echo(wide)
+
+
+@main.command()
 @click.option("--run", "run_dir", required=True, type=click.Path(path_type=Path, exists=True, file_okay=False))
 def score(run_dir: Path) -> None:
     """Recompute labels, metrics and report of a finished run (no translation)."""

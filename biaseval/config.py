@@ -93,6 +93,30 @@ class EmbeddingConfig(_Frozen):
         return self.bins.get(language, self.default_bins)
 
 
+class NotifyConfig(_Frozen):
+    command: str | None = Field(default=None, description="run with the drift summary (JSON) on stdin")
+    webhook: str | None = Field(default=None, description="POST the drift summary (JSON) to this URL")
+    timeout_s: float = Field(default=30.0, gt=0)
+
+
+class MonitorConfig(_Frozen):
+    """Scheduled drift monitoring (``biaseval monitor``)."""
+
+    store: str = Field(min_length=1, description="folder of the monitoring runs and their history "
+                                                 "(relative to the config file)")
+    baselines: dict[str, str | dict[str, str]] = Field(
+        default_factory=dict, description="system -> 'previous' (default), {system: <another system of "
+        "this config, e.g. recorded outputs>} or {run: <a run directory>}")
+    threshold: float = Field(default=0.05, ge=0, description="the smallest change of a metric that matters")
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    watch: tuple[str, ...] = Field(default=("acc", "delta_g", "delta_s", "neutral", "p_m", "p_f", "p_n", "P", "tgbi"),
+                                   description="metrics whose change can raise the alarm")
+    max_failed_share: float = Field(default=0.0, ge=0, le=1, description="a system with more items failed is "
+                                    "reported unavailable and not compared")
+    flips_in_report: int = Field(default=20, ge=0)
+    notify: NotifyConfig = NotifyConfig()
+
+
 class CacheConfig(_Frozen):
     """The translation store, which is also the cache: where it lives and whether to use it."""
 
@@ -122,6 +146,7 @@ class RunConfig(_Frozen):
     cache: CacheConfig = CacheConfig()
     metrics: MetricsConfig = MetricsConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
+    monitor: MonitorConfig | None = None
     published: str | None = Field(default=None, description="published results to compare with in the report")
 
     @field_validator("suites")
@@ -200,6 +225,22 @@ def _check_embedding(config: RunConfig, doc: YamlDoc) -> None:
                 raise doc.fail(("embedding", "pairs"), f"no female/male word pair for {language!r}")
 
 
+def _check_monitor(config: RunConfig, doc: YamlDoc) -> None:
+    if config.monitor is None:
+        return
+    for system, baseline in config.monitor.baselines.items():
+        if system not in config.systems:
+            raise doc.fail(("monitor", "baselines", system), f"{system!r} is not a system of this config")
+        if isinstance(baseline, str):
+            if baseline != "previous":
+                raise doc.fail(("monitor", "baselines", system), "expected 'previous', {system: ...} or {run: ...}")
+        elif set(baseline) == {"system"}:
+            if baseline["system"] not in config.systems:
+                raise doc.fail(("monitor", "baselines", system, "system"), f"{baseline['system']!r} is not a system of this config")
+        elif set(baseline) != {"run"}:
+            raise doc.fail(("monitor", "baselines", system), "expected 'previous', {system: ...} or {run: ...}")
+
+
 def resolve_suites(config: RunConfig, config_dir: Path, doc: YamlDoc | None = None) -> RunConfig:
     lexicon = None
     if config.lexicon:
@@ -253,6 +294,7 @@ def _check_names(config: RunConfig, doc: YamlDoc) -> None:
                 field = ("detectors", suite) + ((tgt,) if isinstance(override, dict) else ())
                 fail(field if override else ("suites",), detectors.unknown_message(name))
     _check_embedding(config, doc)
+    _check_monitor(config, doc)
     for name, system in config.systems.items():
         if system.backend not in TRANSLATORS:
             fail(("systems", name, "backend"), TRANSLATORS.unknown_message(system.backend))

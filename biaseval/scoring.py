@@ -20,6 +20,7 @@ from .config import MetricsConfig, RunConfig
 from .errors import RunDirError
 from .metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from .metrics.occupations import per_occupation
+from .metrics.paired import outcome, pairwise
 from .registry import Registry
 from .store import RunDir, write_parquet_atomic
 from .suites import SUITES
@@ -219,12 +220,33 @@ def score_run(run: RunDir) -> pl.DataFrame:
     info = run.read_run()
     config = plan.config
     counts, _ = label_and_count(shard_paths(run, plan), config, run.labels)
-    frames = [compute_metrics(counts, config)]
+    frames = [compute_metrics(counts, config), pairwise_metrics(run, config)]
     if "rows" in counts and counts["rows"].height:
         frames.append(embedding_outputs(run, counts["rows"], config, Path(info["config_dir"])))
     metrics = with_provenance(pl.concat(frames), info, config)
     write_parquet_atomic(metrics.to_arrow(), run.metrics)
     return metrics
+
+
+def item_outcomes(run: RunDir, suite: str) -> pl.DataFrame:
+    """Per item × system of one suite: the binary outcome paired tests compare (metrics/paired.py)."""
+    gold = pl.scan_parquet(run.items).filter(pl.col("suite") == suite).select("item_id", "gold")
+    return (pl.scan_parquet(run.labels).filter(pl.col("suite") == suite).select("system", "item_id", "label")
+            .join(gold, on="item_id", how="left")
+            .select("item_id", "system", outcome(pl.col("label"), pl.col("gold")).alias("outcome"))
+            .collect())
+
+
+def pairwise_metrics(run: RunDir, config: RunConfig) -> pl.DataFrame:
+    """McNemar's test between every pair of systems on each suite's items (not for word lists)."""
+    frames = []
+    for name in config.suites:
+        if SUITES.get(name).scorer == "embedding":
+            continue
+        outcomes = item_outcomes(run, name)
+        if outcomes["system"].n_unique() > 1:
+            frames.append(pairwise(outcomes, name))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
 
 
 def embedding_outputs(run: RunDir, rows: pl.DataFrame, config: RunConfig, config_dir: Path) -> pl.DataFrame:

@@ -129,3 +129,31 @@ def test_row_wise_resampling_matches_the_multinomial():
     direct = resample_counts(counts[0], 5000, rng_for(1, "direct"))
     np.testing.assert_allclose(reps[0].mean(axis=0), direct.mean(axis=0), rtol=0.03)
     np.testing.assert_allclose(reps[0].std(axis=0), direct.std(axis=0), rtol=0.08)
+
+
+def test_mcnemar_exact():
+    from biaseval.metrics.paired import mcnemar_p
+
+    assert mcnemar_p(0, 0) == 1.0
+    assert mcnemar_p(5, 5) == 1.0
+    # b=0, c=6: 2 * 0.5**6
+    assert mcnemar_p(0, 6) == pytest.approx(2 * 0.5 ** 6)
+    # b=2, c=10: 2 * sum_{k<=2} C(12,k) / 2**12
+    assert mcnemar_p(2, 10) == pytest.approx(2 * (1 + 12 + 66) / 4096)
+    assert mcnemar_p(10, 2) == mcnemar_p(2, 10)
+    assert 0 < mcnemar_p(400, 500) < 0.01  # large counts stay finite
+
+
+def test_pairwise_rows():
+    from biaseval.metrics.paired import pairwise
+
+    outcomes = pl.DataFrame({
+        "item_id": [f"i{k}" for k in range(10)] * 2,
+        "system": ["a"] * 10 + ["b"] * 10,
+        "outcome": [True] * 10 + [True] * 4 + [False] * 6,
+    })
+    out = pairwise(outcomes, "s")
+    a = {r["metric"]: r for r in out.filter(pl.col("system") == "a").iter_rows(named=True)}
+    assert a["mcnemar_p"]["subset"] == "vs/b" and a["mcnemar_p"]["value"] == pytest.approx(2 * 0.5 ** 6)
+    assert a["diff_correct"]["value"] == pytest.approx(0.6) and a["diff_correct"]["n"] == 10
+    assert out.filter(pl.col("system") == "b").filter(pl.col("metric") == "diff_correct")["value"].item() == pytest.approx(-0.6)
