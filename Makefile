@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 CONFIG ?= conf/paper.yaml
 RUNS ?= runs
 
-.PHONY: install test sweep bench clean
+.PHONY: install test sweep bench monitor clean
 
 # torch is pinned to the CPU wheel this machine kind keeps on disk; a bare `torch` requirement
 # would pull a multi-GB CUDA build. On a GPU machine, install your torch first.
@@ -30,6 +30,12 @@ sweep: $(STAMP)
 	$(BIN)/biaseval sweep --config $(CONFIG) --out $$out || exit $$?; \
 	ms=$$(( ($$(date +%s%N) - start) / 1000000 )); \
 	echo "make sweep: $$((ms / 1000)).$$(printf '%03d' $$((ms % 1000))) s wall clock (Ray start included); report at $$out/report.md"
+
+MONITOR_CONFIG ?= conf/monitor.yaml
+
+# Drift monitoring (scheduled: see deploy/). Exit status 5 = drift, 6 = a system unavailable.
+monitor: $(STAMP)
+	$(BIN)/biaseval monitor --config $(MONITOR_CONFIG)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

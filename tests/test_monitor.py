@@ -146,3 +146,30 @@ def test_provider_down_is_reported_and_not_recorded_as_a_measurement(tmp_path, d
     status = pl.read_parquet(next((tmp_path / "store" / "status").glob("part-*.parquet")))
     assert status.row(0, named=True)["status"] == "unavailable"
     assert not (tmp_path / "notified.json").exists()
+
+
+def test_job_entry_point(watched):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("monitor_job", REPO / "jobs" / "monitor.py")
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    assert job.main(["--config", str(watched[1]), "--dry-run"]) == EXIT_DRIFT
+
+
+def test_scheduling_recipes_are_consistent(data_dir):
+    """The checked-in recipes parse and point at what exists: conf/monitor.yaml (valid), jobs/monitor.py,
+    `make monitor`."""
+    from biaseval.config import load_config
+
+    config = load_config(REPO / "conf" / "monitor.yaml")
+    assert config.monitor and set(config.monitor.baselines) == {"google", "microsoft", "aws"}
+    rayjob = yaml.safe_load((REPO / "deploy" / "kubernetes" / "rayjob-monitor.yaml").read_text(encoding="utf-8"))
+    assert rayjob["kind"] == "RayJob" and rayjob["spec"]["entrypoint"] == "python jobs/monitor.py --config conf/monitor.yaml"
+    kinds = [d["kind"] for d in yaml.safe_load_all((REPO / "deploy" / "kubernetes" / "cronjob-monitor.yaml").read_text())]
+    assert kinds == ["ServiceAccount", "Role", "RoleBinding", "CronJob"]
+    workflow = yaml.safe_load((REPO / "deploy" / "github" / "monitor.yml").read_text(encoding="utf-8"))
+    assert workflow[True]["schedule"][0]["cron"] == "0 6 * * 1"  # YAML 1.1 reads the key `on` as True
+    assert any("make monitor" in step.get("run", "") for step in workflow["jobs"]["monitor"]["steps"])
+    assert "make monitor" in (REPO / "deploy" / "cron" / "biaseval-monitor.cron").read_text(encoding="utf-8")
+    assert "\nmonitor: $(STAMP)" in (REPO / "Makefile").read_text(encoding="utf-8")
