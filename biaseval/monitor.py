@@ -243,6 +243,10 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
         rows = append_history(history_dir, status_dir, run_id, now, metrics, systems)
         if alarm:
             notify(monitor, summary_doc, stream)
+    if run is not None:  # the report with the drift trends of the whole history
+        from .pipeline import write_report
+
+        write_report(run, history=read_parts(history_dir))
     return MonitorResult(run, run_id, systems, alarm, exit_code, rows, summary_doc)
 
 

@@ -11,7 +11,8 @@ import polars as pl
 
 from . import published as published_results
 from .config import load_config
-from .report import render
+from .html_report import render_html
+from .report import read_failures, render
 from .scoring import score_run
 from .store import RunDir, write_text_atomic
 from .sweep import SweepResult, prepare, run_translations
@@ -34,24 +35,21 @@ def load(config_path: str | Path, systems: list[str] | None = None):
     return config, prepare(config, config_path.resolve().parent)
 
 
-def write_report(run: RunDir, metrics: pl.DataFrame | None = None) -> Path:
+def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.DataFrame | None = None) -> Path:
+    """report.md and the self-contained report.html (with drift trends when a history is given)."""
     info = run.read_run()
     if metrics is None:
         metrics = pl.read_parquet(run.metrics)
     name = info["config"].get("published")
     published = published_results.load(name) if name else None
-    failures = (
-        pl.scan_parquet(run.labels).filter(pl.col("label").is_null())
-        .group_by("system", "suite")
-        .agg(pl.len().alias("items"), pl.col("error").mode().first().alias("error"))
-        .sort("system", "suite").collect()
-    )
+    failures = read_failures(run.labels)
     embedding = None
     if (run.root / "embedding_bins.parquet").exists():
         embedding = {"bins": pl.read_parquet(run.root / "embedding_bins.parquet"),
                      "shift": pl.read_parquet(run.root / "gender_shift.parquet"),
                      "plots": sorted(str(p.relative_to(run.root)) for p in (run.root / "plots").glob("embedding-*.png"))}
     write_text_atomic(run.report, render(metrics, info, published, failures, embedding))
+    write_text_atomic(run.root / "report.html", render_html(run.root, history))
     return run.report
 
 

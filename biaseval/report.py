@@ -5,6 +5,7 @@ Pure rendering: metrics frame and run info in, Markdown text out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -12,8 +13,10 @@ import polars as pl
 from .published import Published
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "f1_male", "f1_female", "macro_f1"}
-# Per-occupation and gender-shift rows go in their own sections, not in the list of all metrics.
-PER_OCCUPATION = pl.col("subset").str.contains("/occupation/") | pl.col("subset").str.contains("/shift/")
+# Per-occupation, gender-shift and pairwise rows go in their own sections (and the HTML report),
+# not in the list of all metrics.
+PER_OCCUPATION = (pl.col("subset").str.contains("/occupation/") | pl.col("subset").str.contains("/shift/")
+                  | pl.col("subset").str.starts_with("vs/"))
 
 
 def _fmt(value: float | None, scale: float, decimals: int) -> str:
@@ -26,42 +29,102 @@ def _lookup(metrics: pl.DataFrame) -> dict[tuple[str, str, str, str], dict]:
     return {(r["suite"], r["subset"], r["metric"], r["system"]): r for r in metrics.iter_rows(named=True)}
 
 
-def published_tables(metrics: pl.DataFrame, published: Published) -> list[str]:
-    """Each published table recomputed: "recomputed (published)" per cell, marked where they differ."""
+def fmt_value(value: float | None, scale: float, decimals: int) -> str:
+    """A metric value at a table's scale and precision; "—" when there is none."""
+    return _fmt(value, scale, decimals)
+
+
+def metric_format(metric: str) -> tuple[float, int, str]:
+    """(scale, decimals, unit) a metric is shown with: fractions in percent, other values as they are."""
+    return (100, 2, " %") if metric in PERCENT_METRICS else (1, 4, "")
+
+
+@dataclass(frozen=True)
+class PublishedCell:
+    """One recomputed cell beside the printed one. ``status``: "extra" (a system the paper does not
+    print), "match", "erratum" (a known difference; ``note`` numbers it) or "differs"."""
+
+    ours: str
+    paper: str | None
+    status: str
+    note: int | None = None
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    title: str
+    suite: str
+    systems: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[PublishedCell, ...]], ...]  # (row label, one cell per system)
+
+
+@dataclass(frozen=True)
+class PublishedComparison:
+    tables: tuple[PublishedTable, ...]
+    notes: tuple[tuple[str, str, str], ...]  # (system, row label, the erratum's note), numbered from 1
+
+
+def compare_published(metrics: pl.DataFrame, published: Published, only_present: bool = False) -> PublishedComparison:
+    """Each published table of a suite in ``metrics`` recomputed at the paper's precision, cell by cell:
+    the paper's systems (``only_present``: those the run has), then the run's other systems."""
     cells = _lookup(metrics)
-    systems = list(published.columns) + sorted(set(metrics["system"].unique()) - set(published.columns))
-    out: list[str] = []
-    notes: list[str] = []
+    present = set(metrics["system"].unique())
+    columns = tuple(c for c in published.columns if c in present or not only_present)
+    systems = columns + tuple(sorted(present - set(published.columns)))
+    tables: list[PublishedTable] = []
+    notes: list[tuple[str, str, str]] = []
     for table in published.tables:
         if table.suite not in set(metrics["suite"]):
             continue
-        out.append(f"### {table.title}\n")
-        out.append("| | " + " | ".join(systems) + " |")
-        out.append("|---" * (len(systems) + 1) + "|")
+        rows = []
         for row in table.rows:
             printed = dict(zip(published.columns, row["values"]))
-            line = [row["label"]]
+            line = []
             for system in systems:
                 cell = cells.get((table.suite, row["subset"], row["metric"], system))
                 ours = _fmt(cell["value"] if cell else None, table.scale, table.decimals)
                 if system not in printed:
-                    line.append(ours)
+                    line.append(PublishedCell(ours, None, "extra"))
                     continue
                 paper = f"{printed[system]:.{table.decimals}f}"
                 if ours == paper:
-                    line.append(f"{ours} ✓")
+                    line.append(PublishedCell(ours, paper, "match"))
                     continue
                 erratum = published.erratum(table.suite, row["subset"], row["metric"], system)
                 if erratum is not None:
-                    notes.append(f"{len(notes) + 1}. {system}, {row['label']}: {erratum.note}")
-                    line.append(f"**{ours}** (paper {paper}) [{len(notes)}]")
+                    notes.append((system, row["label"], erratum.note))
+                    line.append(PublishedCell(ours, paper, "erratum", len(notes)))
                 else:
-                    line.append(f"**{ours}** (paper {paper}) ≠")
+                    line.append(PublishedCell(ours, paper, "differs"))
+            rows.append((row["label"], tuple(line)))
+        tables.append(PublishedTable(table.title, table.suite, systems, tuple(rows)))
+    return PublishedComparison(tuple(tables), tuple(notes))
+
+
+def published_tables(metrics: pl.DataFrame, published: Published) -> list[str]:
+    """Each published table recomputed: "recomputed (published)" per cell, marked where they differ."""
+    comparison = compare_published(metrics, published)
+    out: list[str] = []
+    for table in comparison.tables:
+        out.append(f"### {table.title}\n")
+        out.append("| | " + " | ".join(table.systems) + " |")
+        out.append("|---" * (len(table.systems) + 1) + "|")
+        for label, cells in table.rows:
+            line = [label]
+            for cell in cells:
+                if cell.status == "extra":
+                    line.append(cell.ours)
+                elif cell.status == "match":
+                    line.append(f"{cell.ours} ✓")
+                elif cell.status == "erratum":
+                    line.append(f"**{cell.ours}** (paper {cell.paper}) [{cell.note}]")
+                else:
+                    line.append(f"**{cell.ours}** (paper {cell.paper}) ≠")
             out.append("| " + " | ".join(line) + " |")
         out.append("")
-    if notes:
+    if comparison.notes:
         out.append("Known differences between the paper's print and its recorded data:\n")
-        out.extend(notes)
+        out.extend(f"{i}. {system}, {label}: {note}" for i, (system, label, note) in enumerate(comparison.notes, 1))
         out.append("")
     return out
 
@@ -84,25 +147,65 @@ def all_metrics_tables(metrics: pl.DataFrame) -> list[str]:
     return out
 
 
+CORRELATIONS = ["r_female_share", "rho_female_share"]
+SHIFT_GENDERS = ["masculine", "feminine", "both", "unknown"]
+
+
+def correlation_table(metrics: pl.DataFrame) -> pl.DataFrame:
+    """One row per system × suite × language (``subset``) with the correlations of p_f and female share:
+    columns ``value_<metric>``, ``ci_low_<metric>``, ``ci_high_<metric>``, ``n_<metric>``; empty if none."""
+    corr = metrics.filter(pl.col("metric").is_in(CORRELATIONS))
+    if corr.height == 0:
+        return pl.DataFrame()
+    return corr.pivot(on="metric", index=["system", "suite", "subset"], values=["value", "ci_low", "ci_high", "n"],
+                      aggregate_function="first").sort("suite", "subset", "system")
+
+
+def occupation_rates(metrics: pl.DataFrame, metric: str = "p_f") -> pl.DataFrame:
+    """Per-occupation rows of one metric, with ``language`` and ``occupation`` split out of the subset."""
+    per = metrics.filter(pl.col("subset").str.contains("/occupation/") & (pl.col("metric") == metric))
+    return per.with_columns(pl.col("subset").str.split("/occupation/").list.get(0).alias("language"),
+                            pl.col("subset").str.split("/occupation/").list.get(1).alias("occupation"))
+
+
+def shift_table(shift: pl.DataFrame) -> pl.DataFrame:
+    """gender_shift.parquet wide: one row per suite × system × language × source class, ``share_<gender>``
+    and ``count_<gender>`` per translation gender, and ``words`` (the class's words)."""
+    wide = shift.pivot(on="tgt_gender", index=["suite", "system", "tgt_lang", "gender_class"], values=["share", "count"],
+                       aggregate_function="first")
+    for g in SHIFT_GENDERS:
+        for col in (f"share_{g}", f"count_{g}"):
+            if col not in wide.columns:
+                wide = wide.with_columns(pl.lit(None, dtype=pl.Float64 if col.startswith("share") else pl.Int64).alias(col))
+    words = pl.sum_horizontal(*(pl.col(f"count_{g}").fill_null(0) for g in SHIFT_GENDERS)).alias("words")
+    return wide.with_columns(words).sort("suite", "system", "tgt_lang", "gender_class")
+
+
+def read_failures(labels: Path) -> pl.DataFrame:
+    """Items without a translation in labels.parquet, per system and suite, with the most common error."""
+    return (
+        pl.scan_parquet(labels).filter(pl.col("label").is_null())
+        .group_by("system", "suite")
+        .agg(pl.len().alias("items"), pl.col("error").mode().first().alias("error"))
+        .sort("system", "suite").collect()
+    )
+
+
 def occupations_section(metrics: pl.DataFrame) -> list[str]:
     """Per-occupation p_f against the occupations' female share, and their correlation."""
-    corr = metrics.filter(pl.col("metric").is_in(["r_female_share", "rho_female_share"]))
-    if corr.height == 0:
+    wide = correlation_table(metrics)
+    if wide.height == 0:
         return []
     lines = ["## Per occupation: does bias follow labour statistics?", "",
              "Correlation across occupations of p_f (share of outputs with a female friend) with the "
              "occupation's female share in labour statistics; 95% bootstrap CIs. NaN: p_f does not vary.", "",
              "| system | suite | language | Pearson r | Spearman rho | occupations |", "|---|---|---|---|---|---|"]
-    wide = corr.pivot(on="metric", index=["system", "suite", "subset"], values=["value", "ci_low", "ci_high", "n"],
-                      aggregate_function="first")
-    for r in wide.sort("suite", "subset", "system").iter_rows(named=True):
+    for r in wide.iter_rows(named=True):
         def cell(m):
             return f"{r[f'value_{m}']:.2f} [{r[f'ci_low_{m}']:.2f}, {r[f'ci_high_{m}']:.2f}]"
         lines.append(f"| {r['system']} | {r['suite']} | {r['subset']} | {cell('r_female_share')} | "
                      f"{cell('rho_female_share')} | {r['n_r_female_share']} |")
-    per = metrics.filter(pl.col("subset").str.contains("/occupation/") & (pl.col("metric") == "p_f"))
-    per = per.with_columns(pl.col("subset").str.split("/occupation/").list.get(0).alias("language"),
-                           pl.col("subset").str.split("/occupation/").list.get(1).alias("occupation"))
+    per = occupation_rates(metrics)
     for (suite, language), part in per.group_by("suite", "language", maintain_order=True):
         systems = sorted(part["system"].unique())
         lines += ["", f"p_f by occupation, {suite} → {language} (%):", "",
@@ -130,15 +233,12 @@ def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str])
     if shift.height:
         lines += ["Gender shift: the source word's class against the grammatical gender of its translation "
                   "(share of the class's words, %):", ""]
-        genders = ["masculine", "feminine", "both", "unknown"]
+        genders = SHIFT_GENDERS
         lines += ["| suite | system | language | source class | words | " + " | ".join(genders) + " |",
                   "|---" * (5 + len(genders)) + "|"]
-        wide = shift.pivot(on="tgt_gender", index=["suite", "system", "tgt_lang", "gender_class"], values=["share", "count"],
-                           aggregate_function="first")
-        for r in wide.sort("suite", "system", "tgt_lang", "gender_class").iter_rows(named=True):
-            total = sum(r.get(f"count_{g}") or 0 for g in genders)
+        for r in shift_table(shift).iter_rows(named=True):
             cells = " | ".join(_fmt(r.get(f"share_{g}"), 100, 1) for g in genders)
-            lines.append(f"| {r['suite']} | {r['system']} | {r['tgt_lang']} | {r['gender_class']} | {total} | {cells} |")
+            lines.append(f"| {r['suite']} | {r['system']} | {r['tgt_lang']} | {r['gender_class']} | {r['words']} | {cells} |")
         lines.append("")
     return lines
 

@@ -28,16 +28,28 @@ def _corpus(path: Path, words: list[str], seed: int) -> None:
             fh.write(" ".join(rng.choice(pool if rng.random() < 0.8 else words) for _ in range(12)) + "\n")
 
 
+TRAIN = """
+import sys, fasttext
+model = fasttext.train_unsupervised(sys.argv[1], model="skipgram", dim=16, epoch=5, minCount=1, bucket=2000,
+                                    thread=1, verbose=0, minn=3, maxn=5)
+model.save_model(sys.argv[2])
+"""
+
+
 def _train(fasttext, corpus: Path):
-    """fastText's training raises "Encountered NaN" now and then on toy corpora (its loss check
-    races with its worker thread); a few attempts make the fixture reliable."""
+    """A small skipgram model of ``corpus``, trained in a fresh process. fastText's training raises
+    "Encountered NaN" now and then on toy corpora, more often in a process that already runs many
+    threads (Ray, polars): a fresh interpreter and a few attempts make the fixture reliable."""
+    import subprocess
+    import sys
+
+    out = corpus.with_suffix(".bin")
     for attempt in range(10):
-        try:
-            return fasttext.train_unsupervised(str(corpus), model="skipgram", dim=16, epoch=5, minCount=1,
-                                               bucket=2000, thread=1, verbose=0, minn=3, maxn=5)
-        except RuntimeError as exc:
-            if "NaN" not in str(exc) or attempt == 9:
-                raise
+        done = subprocess.run([sys.executable, "-c", TRAIN, str(corpus), str(out)], capture_output=True, text=True)
+        if done.returncode == 0:
+            return fasttext.load_model(str(out))
+        if "NaN" not in done.stderr or attempt == 9:
+            raise RuntimeError(f"fastText training failed: {done.stderr[-2000:]}")
 
 
 @pytest.fixture(scope="module")
