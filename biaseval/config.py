@@ -47,6 +47,9 @@ class SystemConfig(_Frozen):
     version: str = Field(default="", description="model/version string recorded on every row")
     options: dict[str, Any] = Field(default_factory=dict)
     suites: tuple[str, ...] | None = Field(default=None, description="only these suites (default: all it covers)")
+    targets: tuple[str, ...] | None = Field(default=None, min_length=1,
+                                            description="only these target languages (default: every target of "
+                                                        "each suite), e.g. a model for one language pair")
     actors: int = Field(default=1, ge=1, description="Ray actors hosting this system's backend")
     num_cpus: float = Field(default=0.0, ge=0, description="CPUs reserved per actor (0 for I/O-bound clients)")
     num_gpus: float = Field(default=0.0, ge=0)
@@ -192,7 +195,13 @@ class RunConfig(_Frozen):
         backend = TRANSLATORS.get(cfg.backend)
         options = backend.Options.model_validate(cfg.options)
         wanted = cfg.suites if cfg.suites is not None else self.suites
-        return [s for s in self.suites if s in wanted and backend.covers(options, s)]
+        return [s for s in self.suites if s in wanted and backend.covers(options, s) and self.targets_of(system, s)]
+
+    def targets_of(self, system: str, suite: str) -> tuple[str, ...]:
+        """The suite's target languages this system translates into."""
+        targets = SUITES.get(suite).targets
+        wanted = self.systems[system].targets
+        return targets if wanted is None else tuple(t for t in targets if t in wanted)
 
 
 def load_config(path: str | Path) -> RunConfig:
@@ -289,10 +298,16 @@ def _check_names(config: RunConfig, doc: YamlDoc) -> None:
     for suite in config.suites:
         for tgt in SUITES.get(suite).targets:
             name = config.detector_name(suite, tgt)
+            override = config.detectors.get(suite)
+            field = ("detectors", suite) + ((tgt,) if isinstance(override, dict) else ())
             if name not in detectors:
-                override = config.detectors.get(suite)
-                field = ("detectors", suite) + ((tgt,) if isinstance(override, dict) else ())
                 fail(field if override else ("suites",), detectors.unknown_message(name))
+            check = getattr(detectors.get(name), "check", None)  # a corpus detector's analyser must be installed
+            if check is not None:
+                try:
+                    check(tgt)
+                except ConfigError as exc:
+                    fail(field if override else ("suites",), f"{suite} → {tgt}: {exc}")
     _check_embedding(config, doc)
     _check_monitor(config, doc)
     for name, system in config.systems.items():

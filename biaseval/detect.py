@@ -87,7 +87,7 @@ class Tagger:
             text.map_batches(run, return_dtype=pl.String))
 
 
-Detector = RuleSet | Tagger
+Detector = RuleSet | Tagger  # and entity_alignment.EntityAlignment, which labels a whole corpus
 
 
 def _group_pattern(group: tuple[str, ...]) -> str:
@@ -143,4 +143,8 @@ def builtin() -> Registry[Detector]:
         reg.add(name, RuleSet(name=name, **entry))
     for tagger in TAGGERS:
         reg.add(tagger.name, tagger)
+    from .entity_alignment import DETECTORS as CORPUS_DETECTORS
+
+    for detector in CORPUS_DETECTORS:
+        reg.add(detector.name, detector)
     return reg

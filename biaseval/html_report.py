@@ -24,15 +24,20 @@ from . import published as published_results
 from .errors import RunDirError
 from .report import (
     CORRELATIONS,
+    LANGUAGE_SUBSET,
     PER_OCCUPATION,
     SHIFT_GENDERS,
+    UNKNOWN_REASONS,
+    WINOMT_HEADLINE,
     compare_published,
     correlation_table,
     fmt_value,
     metric_format,
     occupation_rates,
     read_failures,
+    read_reasons,
     shift_table,
+    winomt_language_table,
 )
 from .store import RunDir
 
@@ -208,6 +213,8 @@ def suite_kinds(part: pl.DataFrame) -> set[str]:
         kinds.add("tgbi")
     if sets.filter((pl.col("subset") == "all") & (pl.col("metric") == "acc")).height:
         kinds.add("winomt")
+    if sets.filter(LANGUAGE_SUBSET & (pl.col("metric") == "acc")).height:
+        kinds.add("winomt-languages")
     if "tgbi" not in kinds and sets.filter(pl.col("metric").is_in(["p_m", "p_f"])).height:
         kinds.add("proportions")
     if part.filter(pl.col("subset").str.contains("/occupation/")).height or metrics & set(CORRELATIONS):
@@ -249,6 +256,9 @@ def headline_panels(frame: pl.DataFrame) -> list[tuple[str, str]]:
         return [(s, m) for s, m in pairs if m == "tgbi"]
     if ("all", "acc") in have:
         return [p for p in (("all", "acc"), ("all", "delta_g"), ("all", "delta_s")) if p in have]
+    by_language = sorted({s for s, m in pairs if m == "acc" and "/" not in s and s != "all"})
+    if by_language:  # WinoMT per target language
+        return [(s, m) for s in by_language for m in ("acc", "delta_g", "delta_s") if (s, m) in have][:24]
     ordinary = [(s, m) for s, m in pairs if "/occupation/" not in s and "/shift/" not in s and not s.startswith("vs/")]
     sets = [(s, m) for s, m in ordinary if m == "p_f"]
     if sets:
@@ -462,6 +472,8 @@ def _suite_section(page: _Page, run: RunDir, info: dict, metrics: pl.DataFrame, 
                          f"better where the gender follows the stereotype). Whiskers: {e(confidence)} bootstrap CIs. "
                          f"<span class=\"mark\">▲ best / ▼ worst</span>: better (worse) than every other system by "
                          f"McNemar's test on per-item correctness, p &lt; {ALPHA}; here {said}."))
+    if "winomt-languages" in kinds:
+        _winomt_languages(page, run, part, suite, systems, colours, confidence)
     if "proportions" in kinds:
         shown = sets.filter(pl.col("metric").is_in(["p_m", "p_f"]))
         page.h3("Male and female renderings per set")
@@ -483,6 +495,48 @@ def _suite_section(page: _Page, run: RunDir, info: dict, metrics: pl.DataFrame, 
     page.add('<p class="note">Value, with the bootstrap interval below it; n: items (occupations for '
              "correlations). Per-occupation and paired rows are in their own tables.</p>",
              _metric_table(part, systems, colours, suite))
+
+
+def _winomt_languages(page: _Page, run: RunDir, part: pl.DataFrame, suite: str, systems: list[str],
+                      colours: dict[str, str], confidence: str) -> None:
+    """WinoMT scored per target language: bars of Acc/ΔG/ΔS, a table, and why outputs were unknown."""
+    page.h3("Accuracy and bias per target language (WinoMT)")
+    by_language = part.filter(~PER_OCCUPATION & ~PAIRWISE & LANGUAGE_SUBSET)
+    png = plots.winomt_language_bars(by_language, colours)
+    page.add(_figure(png, f"{suite}: Acc, ΔG and ΔS per target language and system",
+                     f"Acc: share of sentences whose entity gets the gold gender in the translation (unknown counts "
+                     f"as wrong). ΔG: F1 on male minus F1 on female entities. ΔS: accuracy on pro-stereotypical minus "
+                     f"anti-stereotypical sentences. A group per target language, a bar per system; whiskers: "
+                     f"{e(confidence)} bootstrap CIs."))
+    wide = winomt_language_table(part)
+    rows = []
+    for r in wide.iter_rows(named=True):
+        line = [e(r["language"]), f"{_swatch(r['system'], colours)}{e(r['system'])}"]
+        for m in WINOMT_HEADLINE:
+            v = r.get(f"value_{m}")
+            line.append(_value_cell(v, r.get(f"ci_low_{m}"), r.get(f"ci_high_{m}"), m) if v is not None else "—")
+        line.append(e(r.get("n_acc")))
+        rows.append(line)
+    page.add(_table(["language", "system", "Acc (%)", "ΔG (%)", "ΔS (%)", "unknown (%)", "n"], rows,
+                    numeric={2, 3, 4, 5, 6}, cls=f"winomt-languages suite-{e(suite)}"))
+    if not (run.labels.exists() and run.items.exists()):
+        return
+    reasons = read_reasons(run.labels, run.items)
+    if reasons.height == 0:
+        return
+    reasons = reasons.filter((pl.col("suite") == suite) & (pl.col("label") == "unknown"))
+    table: dict[tuple[str, str], dict[str, int]] = {}
+    for r in reasons.iter_rows(named=True):
+        table.setdefault((r["tgt_lang"], r["system"]), {})[r["reason"]] = r["count"]
+    rows = [[e(lang), f"{_swatch(system, colours)}{e(system)}"] + [e(counts.get(k, 0)) for k in UNKNOWN_REASONS]
+            for (lang, system), counts in sorted(table.items())]
+    if rows:
+        page.h3("Why outputs were labelled unknown", in_toc=False)
+        page.add('<p class="note">Rows per reason: no target word aligned to the entity; no aligned word the '
+                 "language's analyser knows as a noun; a noun with one form for both genders and nothing marking "
+                 "its gender; evidence that disagrees. Unknown is a label, not a guess.</p>",
+                 _table(["language", "system", *UNKNOWN_REASONS], rows, numeric=set(range(2, 2 + len(UNKNOWN_REASONS))),
+                        cls="unknown-reasons"))
 
 
 def _occupations(page: _Page, run: RunDir, part: pl.DataFrame, suite: str, colours: dict[str, str], confidence: str) -> None:

@@ -12,7 +12,7 @@ import polars as pl
 from . import published as published_results
 from .config import load_config
 from .html_report import render_html
-from .report import read_failures, render
+from .report import read_failures, read_reasons, render
 from .scoring import score_run
 from .store import RunDir, write_text_atomic
 from .sweep import SweepResult, prepare, run_translations
@@ -48,7 +48,8 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
         embedding = {"bins": pl.read_parquet(run.root / "embedding_bins.parquet"),
                      "shift": pl.read_parquet(run.root / "gender_shift.parquet"),
                      "plots": sorted(str(p.relative_to(run.root)) for p in (run.root / "plots").glob("embedding-*.png"))}
-    write_text_atomic(run.report, render(metrics, info, published, failures, embedding))
+    reasons = read_reasons(run.labels, run.items) if run.items.exists() else None
+    write_text_atomic(run.report, render(metrics, info, published, failures, embedding, reasons))
     write_text_atomic(run.root / "report.html", render_html(run.root, history))
     return run.report
 

@@ -63,7 +63,7 @@ SYSTEM_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E
                   "#882255", "#44AA99", "#332288", "#AA4499"]
 WHISKER = "#222222"
 SIGNIFICANT = "#C00000"
-PERCENT = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "f1_male", "f1_female", "macro_f1",
+PERCENT = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female", "macro_f1",
            "to_masculine", "to_feminine", "to_both", "to_unknown"}
 LABELS = {"p_m": "p_m: male (%)", "p_f": "p_f: female (%)", "p_n": "p_n: neutral (%)", "acc": "Acc (%)",
           "delta_g": "ΔG (%)", "delta_s": "ΔS (%)", "P": "P", "tgbi": "TGBI", "neutral": "N (%)"}
@@ -249,6 +249,27 @@ def winomt_bars(frame: pl.DataFrame, colours: dict[str, str], marks: dict[str, s
             ax.set_ylim(min(lo, 0) - (pad if lo < 0 else 0), max(hi, 0) + pad)
     _legend(fig, systems, colours)
     fig.tight_layout(rect=(0, 0, 1, 0.92))
+    return _png(fig)
+
+
+def winomt_language_bars(frame: pl.DataFrame, colours: dict[str, str],
+                         metrics: tuple[str, ...] = ("acc", "delta_g", "delta_s")) -> bytes:
+    """WinoMT per target language: one panel per metric, a group of bars per language (``subset``),
+    one bar per system, CI whiskers."""
+    plt = _pyplot()
+    frame = frame.filter(pl.col("metric").is_in(list(metrics))).with_columns(pl.col("subset").alias("group"))
+    systems = _systems(frame, colours)
+    languages = sorted(frame["group"].unique().to_list())
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(max(8.0, 0.35 * len(languages) * len(systems) + 2),
+                                                       2.8 * len(metrics)), squeeze=False)
+    for ax, metric in zip(axes[:, 0], metrics):
+        _grouped_bars(ax, frame.filter(pl.col("metric") == metric), languages, systems, colours, _scale(metric))
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(metric_label(metric), fontsize=10)
+        if metric == "acc":
+            ax.set_ylim(0, 100)
+    _legend(fig, systems, colours)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     return _png(fig)
 
 

@@ -12,7 +12,8 @@ import polars as pl
 
 from .published import Published
 
-PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "f1_male", "f1_female", "macro_f1"}
+PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female",
+                   "macro_f1"}
 # Per-occupation, gender-shift and pairwise rows go in their own sections (and the HTML report),
 # not in the list of all metrics.
 PER_OCCUPATION = (pl.col("subset").str.contains("/occupation/") | pl.col("subset").str.contains("/shift/")
@@ -191,6 +192,70 @@ def read_failures(labels: Path) -> pl.DataFrame:
     )
 
 
+LANGUAGE_SUBSET = pl.col("subset").str.contains(r"^[a-z]{2,3}$")
+WINOMT_HEADLINE = ["acc", "delta_g", "delta_s", "unknown"]
+UNKNOWN_REASONS = ["no-alignment", "not-in-lexicon", "epicene-no-article", "conflict"]
+
+
+def winomt_language_table(metrics: pl.DataFrame) -> pl.DataFrame:
+    """WinoMT scored per target language (subsets that are language codes, with acc): one row per
+    suite × language × system, columns ``<metric>``, ``<metric>_low``, ``<metric>_high`` and n."""
+    rows = metrics.filter(LANGUAGE_SUBSET & pl.col("metric").is_in(WINOMT_HEADLINE))
+    if rows.filter(pl.col("metric") == "acc").height == 0:
+        return pl.DataFrame()
+    wide = rows.pivot(on="metric", index=["suite", "subset", "system"], values=["value", "ci_low", "ci_high", "n"],
+                      aggregate_function="first")
+    return wide.rename({"subset": "language"}).sort("suite", "language", "system")
+
+
+def read_reasons(labels: Path, items: Path) -> pl.DataFrame:
+    """Per system × suite × target language: how many rows a corpus detector labelled, by label and
+    reason (empty where the run has no reasons, i.e. only rule-set detectors)."""
+    frame = pl.scan_parquet(labels)
+    if "reason" not in frame.collect_schema().names():
+        return pl.DataFrame()
+    langs = pl.scan_parquet(items).select("item_id", "tgt_lang")
+    return (frame.filter(pl.col("reason").is_not_null()).join(langs, on="item_id", how="left")
+            .group_by("system", "suite", "tgt_lang", "label", "reason").len().rename({"len": "count"})
+            .sort("suite", "tgt_lang", "system", "label", "reason").collect())
+
+
+def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None) -> list[str]:
+    """WinoMT per target language (Acc, ΔG, ΔS, unknown share), and why outputs were labelled unknown."""
+    wide = winomt_language_table(metrics)
+    if wide.height == 0:
+        return []
+    lines = ["## WinoMT per target language", "",
+             "Acc: entities given their gold gender (unknown counts as wrong); ΔG = F1(male) − F1(female); "
+             "ΔS = Acc(pro) − Acc(anti); unknown: outputs whose entity gender could not be read. "
+             "Percent, with 95% bootstrap intervals.", "",
+             "| suite | language | system | Acc | ΔG | ΔS | unknown | n |", "|---|---|---|---|---|---|---|---|"]
+    for r in wide.iter_rows(named=True):
+        def cell(m):
+            v = r.get(f"value_{m}")
+            if v is None:
+                return "—"
+            return f"{_fmt(v, 100, 1)} [{_fmt(r.get(f'ci_low_{m}'), 100, 1)}, {_fmt(r.get(f'ci_high_{m}'), 100, 1)}]"
+        lines.append(f"| {r['suite']} | {r['language']} | {r['system']} | " + " | ".join(cell(m) for m in WINOMT_HEADLINE)
+                     + f" | {r.get('n_acc')} |")
+    lines.append("")
+    if reasons is not None and reasons.height:
+        unknown = reasons.filter(pl.col("label") == "unknown")
+        lines += ["### Why unknown", "",
+                  "Rows labelled unknown, by reason: no target word aligned to the entity; no aligned word the "
+                  "analyser knows as a noun; a noun with one form for both genders and nothing else marking it; "
+                  "evidence that disagrees.", "",
+                  "| suite | language | system | " + " | ".join(UNKNOWN_REASONS) + " |",
+                  "|---|---|---|" + "---|" * len(UNKNOWN_REASONS)]
+        table = {}
+        for r in unknown.iter_rows(named=True):
+            table.setdefault((r["suite"], r["tgt_lang"], r["system"]), {})[r["reason"]] = r["count"]
+        for (suite, lang, system), counts in sorted(table.items()):
+            lines.append(f"| {suite} | {lang} | {system} | " + " | ".join(str(counts.get(k, 0)) for k in UNKNOWN_REASONS) + " |")
+        lines.append("")
+    return lines
+
+
 def occupations_section(metrics: pl.DataFrame) -> list[str]:
     """Per-occupation p_f against the occupations' female share, and their correlation."""
     wide = correlation_table(metrics)
@@ -257,7 +322,8 @@ def failures_section(failures: pl.DataFrame) -> list[str]:
 
 
 def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
-           failures: pl.DataFrame | None = None, embedding: dict | None = None) -> str:
+           failures: pl.DataFrame | None = None, embedding: dict | None = None,
+           reasons: pl.DataFrame | None = None) -> str:
     config = run_info["config"]
     lines = [
         f"# biaseval report: {config['name']}",
@@ -285,6 +351,7 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
         lines += published_tables(metrics, published)
     if failures is not None:
         lines += failures_section(failures)
+    lines += winomt_languages_section(metrics, reasons)
     lines += occupations_section(metrics)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"])

@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .config import MetricsConfig, RunConfig
-from .errors import RunDirError
+from .entity_alignment import EntityAlignment
+from .errors import ConfigError, RunDirError
 from .metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from .metrics.occupations import per_occupation
 from .metrics.paired import outcome, pairwise
@@ -34,9 +35,11 @@ SCORERS: Registry[Scorer] = Registry("scorer")
 # each suite's detector is named in metrics.parquet.
 LABEL_INPUT = ["system", "suite", "subset", "item_id", "tgt_lang", "translation", "error", "gold", "occupation",
                "female_share", "stereotype"]
-LABEL_COLUMNS = ["system", "suite", "item_id", "label", "error"]
+# reason / evidence: why a corpus detector (WinoMT's entity alignment) chose the label, which words
+# decided; null for rule-set detectors.
+LABEL_COLUMNS = ["system", "suite", "item_id", "label", "reason", "evidence", "error"]
 LABEL_SCHEMA = {"system": pl.String, "suite": pl.String, "item_id": pl.String, "label": pl.String,
-                "error": pl.String}
+                "reason": pl.String, "evidence": pl.String, "error": pl.String}
 
 
 def _stats(m: MetricsConfig) -> dict:
@@ -61,7 +64,7 @@ SCORERS.add("winomt", lambda counts, params, m: winomt(counts["sets"], **params,
 SET_KEYS = {
     "tgbi": ["system", "suite", "subset", "label"],
     "otsc": ["system", "suite", "subset", "label"],
-    "winomt": ["system", "suite", "subset", "stereotype", "gold", "label"],
+    "winomt": ["system", "suite", "subset", "tgt_lang", "stereotype", "gold", "label"],
 }
 OCCUPATION_KEYS = ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
 
@@ -97,6 +100,32 @@ def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
     return by_suite
 
 
+def corpus_labelled(suite: str, config: RunConfig) -> bool:
+    """Whether the suite's detectors label a whole corpus at once (entity alignment) rather than
+    one text at a time; they cannot be mixed within a suite."""
+    kinds = {isinstance(config.detector_for(suite, t), EntityAlignment) for t in SUITES.get(suite).targets}
+    if len(kinds) > 1:
+        raise ConfigError(f"detectors of {suite}: entity-alignment detectors cannot be mixed with rule sets")
+    return kinds == {True}
+
+
+def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) -> pl.DataFrame:
+    """All rows of a corpus-labelled suite, labelled language by language (the entity's position comes
+    from items.parquet)."""
+    if items_path is None:
+        raise RunDirError(f"{suite}: scoring needs the run's items.parquet (entity positions)")
+    entities = (pl.scan_parquet(items_path).filter(pl.col("suite") == suite)
+                .select("item_id", "entity_index").collect())
+    rows = rows.join(entities, on="item_id", how="left")
+    parts = []
+    for tgt in SUITES.get(suite).targets:
+        part = rows.filter(pl.col("tgt_lang") == tgt)
+        if part.height:
+            parts.append(config.detector_for(suite, tgt).label_frame(part))
+    return pl.concat(parts) if parts else rows.with_columns(
+        [pl.lit(None, dtype=pl.String).alias(c) for c in ("label", "reason", "evidence")])
+
+
 def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataFrame:
     """The shard rows of one suite with a ``label`` column: the suite's detector for each row's
     target language."""
@@ -112,7 +141,8 @@ def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataF
     return labelled
 
 
-def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> tuple[dict[str, pl.DataFrame], int]:
+def label_and_count(files: dict[str, list], config: RunConfig, labels_path,
+                    items_path=None) -> tuple[dict[str, pl.DataFrame], int]:
     """Label every shard file (one in memory at a time), write labels.parquet (renamed into place when
     complete: system, suite, item_id, label, error — the rest joins from items.parquet), and return
     the counts the suites' scorers need (per view: "sets", "occupations") with the number of rows.
@@ -130,9 +160,14 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path) -> t
             pending = None
             for suite, paths in files.items():
                 keys = count_keys(suite)
-                columns = LABEL_INPUT + (["source"] if "rows" in keys else [])
-                for group in _groups(paths):
-                    labelled = label(pl.read_parquet(group, columns=columns), suite, config)
+                corpus = corpus_labelled(suite, config)
+                columns = LABEL_INPUT + (["source"] if "rows" in keys or corpus else [])
+                for group in ([paths] if corpus else _groups(paths)):
+                    rows_in = pl.read_parquet(group, columns=columns)
+                    labelled = (label_corpus(rows_in, suite, config, items_path) if corpus
+                                else label(rows_in, suite, config))
+                    labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
+                                                      for c in ("reason", "evidence") if c not in labelled.columns])
                     table = labelled.select(LABEL_COLUMNS).to_arrow().cast(schema)
                     if pending is not None:
                         pending.result()
@@ -194,7 +229,7 @@ def with_provenance(metrics: pl.DataFrame, run_info: dict, config: RunConfig) ->
         info = run_info["suites"][suite]
         dataset = info.get("dataset") or "template"
         commit = info.get("commit") or info["fingerprint"]
-        detectors = [config.detector_for(suite, t).signature for t in s.targets]
+        detectors = [_signature(config.detector_for(suite, t), t) for t in s.targets]
         detector = detectors[0] if len(detectors) == 1 else ",".join(f"{t}:{d}" for t, d in zip(s.targets, detectors))
         for system, cfg in config.systems.items():
             signature = (
@@ -214,12 +249,16 @@ def with_provenance(metrics: pl.DataFrame, run_info: dict, config: RunConfig) ->
     )
 
 
+def _signature(detector, tgt: str) -> str:
+    return detector.signature_for(tgt) if isinstance(detector, EntityAlignment) else detector.signature
+
+
 def score_run(run: RunDir) -> pl.DataFrame:
     """(Re)compute labels.parquet and metrics.parquet of a finished run; returns the metrics."""
     plan = RunPlan.of(run)
     info = run.read_run()
     config = plan.config
-    counts, _ = label_and_count(shard_paths(run, plan), config, run.labels)
+    counts, _ = label_and_count(shard_paths(run, plan), config, run.labels, run.items)
     frames = [compute_metrics(counts, config), pairwise_metrics(run, config)]
     if "rows" in counts and counts["rows"].height:
         frames.append(embedding_outputs(run, counts["rows"], config, Path(info["config_dir"])))

@@ -121,7 +121,14 @@ class Prepared:
     live: dict[str, LivePlan] = field(default_factory=dict)  # filled by plan_live
 
     def size_of(self, system: str) -> int:
-        return sum(self.suites[s].size for s in self.coverage[system])
+        """Items this system translates (only its target languages' items, where it names some)."""
+        if self.config.systems[system].targets is None:
+            return sum(self.suites[s].size for s in self.coverage[system])
+        total = 0
+        for suite in self.coverage[system]:
+            ranges = self.suites[suite].target_ranges()
+            total += sum(ranges[t][1] - ranges[t][0] for t in self.config.targets_of(system, suite) if t in ranges)
+        return total
 
 
 def backend_of(cfg: SystemConfig) -> type[Translator]:
@@ -149,7 +156,8 @@ def prepare(config: RunConfig, config_dir: Path) -> Prepared:
     for system, cfg in config.systems.items():
         coverage[system] = config.suites_of(system)
         if not is_live(cfg):  # live backends are built on the workers (clients, models, credentials)
-            build_translator(system, cfg, config_dir).check({s: suites[s] for s in coverage[system]})
+            build_translator(system, cfg, config_dir).check({s: suites[s] for s in coverage[system]},
+                                                            {s: config.targets_of(system, s) for s in coverage[system]})
     return Prepared(config, config_dir, suites, coverage)
 
 
@@ -162,7 +170,10 @@ def system_key(cfg: SystemConfig) -> str:
 
 
 def plan_shards(config: RunConfig, coverage: dict[str, list[str]], sizes: dict[str, int],
-                fingerprints: dict[str, str]) -> list[Shard]:
+                fingerprints: dict[str, str], ranges: dict[str, dict[str, tuple[int, int]]] | None = None) -> list[Shard]:
+    """Each system's suites cut into shards of ``shard_size`` items. A system limited to some target
+    languages (``targets:``) gets shards of those languages' item ranges only (``ranges``: per suite,
+    target -> (start, stop))."""
     size = config.sweep.shard_size
     shards = []
     for system, suites in coverage.items():
@@ -171,17 +182,24 @@ def plan_shards(config: RunConfig, coverage: dict[str, list[str]], sizes: dict[s
         # translations are reusable across operational changes), for others the whole config.
         base = repr(sorted(identity_of(cfg).items())) if is_live(cfg) else system_key(cfg)
         for suite in suites:
-            for index, start in enumerate(range(0, sizes[suite], size)):
-                stop = min(start + size, sizes[suite])
-                key = hashlib.sha256(f"{base}|{suite}|{fingerprints[suite]}|{start}|{stop}".encode())
-                shards.append(Shard(system, suite, index, start, stop, key.hexdigest()[:24]))
+            spans = [(0, sizes[suite])]
+            if cfg.targets is not None and ranges and suite in ranges:
+                spans = [tuple(ranges[suite][t]) for t in config.targets_of(system, suite) if t in ranges[suite]]
+            index = 0
+            for first, end in spans:
+                for start in range(first, end, size):
+                    stop = min(start + size, end)
+                    key = hashlib.sha256(f"{base}|{suite}|{fingerprints[suite]}|{start}|{stop}".encode())
+                    shards.append(Shard(system, suite, index, start, stop, key.hexdigest()[:24]))
+                    index += 1
     return shards
 
 
 def shards_of(prepared: Prepared) -> list[Shard]:
     sizes = {name: data.size for name, data in prepared.suites.items()}
     fingerprints = {name: data.fingerprint for name, data in prepared.suites.items()}
-    return plan_shards(prepared.config, prepared.coverage, sizes, fingerprints)
+    ranges = {name: data.target_ranges() for name, data in prepared.suites.items()}
+    return plan_shards(prepared.config, prepared.coverage, sizes, fingerprints, ranges)
 
 
 def plan_live(prepared: Prepared, cache: TranslationCache, *, refresh: bool = False,
@@ -248,15 +266,17 @@ def _timestamp(value: datetime) -> pl.Expr:
 
 
 def translation_table(items: pl.DataFrame, translations: list[str | None], system: str, version: str,
-                      run_id: str, *, provider: str = "recorded") -> pa.Table:
-    """Rows of an item-keyed (recorded) system: replayed, so no attempts, no provider model."""
+                      run_id: str, *, provider: str = "recorded", errors: list[str | None] | None = None) -> pa.Table:
+    """Rows of an item-keyed (recorded) system: replayed, so no attempts, no provider model. A row
+    without a translation carries its ``errors`` entry (a recorded system has nothing to retry, so
+    such rows do not make the shard pending)."""
     frame = items.select(ITEM_COLUMNS).with_columns(
         pl.lit(system).alias("system"),
         pl.lit(version).alias("system_version"),
         pl.lit(provider).alias("provider"),
         pl.lit(None, dtype=pl.String).alias("model"),
         pl.Series("translation", translations, dtype=pl.String),
-        pl.lit(None, dtype=pl.String).alias("error"),
+        pl.Series("error", errors if errors is not None else [None] * items.height, dtype=pl.String),
         pl.lit(0, dtype=pl.Int32).alias("attempts"),
         pl.lit(False).alias("cached"),
         pl.lit(run_id).alias("run_id"),
@@ -332,8 +352,8 @@ class ShardWorker:
 
     def run_shard(self, shard: Shard, data: SuiteData) -> tuple[int, int]:
         items = data.slice(shard.start, shard.stop)
-        table = translation_table(items, self.translator.translate_items(items), self.system, self.cfg.version,
-                                  self.run_id)
+        translations, errors = self.translator.translate_items_with_errors(items)
+        table = translation_table(items, translations, self.system, self.cfg.version, self.run_id, errors=errors)
         self._write(shard, table, 0)
         self._finished()
         return table.num_rows, 0
@@ -629,6 +649,7 @@ def open_run(out: Path, prepared: Prepared, config_path: Path, run_id: str, prev
         "config_hash": config.config_hash(),
         "config": config.model_dump(mode="json"),
         "suites": {name: {"size": data.size, "fingerprint": data.fingerprint, "commit": data.commit,
+                          "target_ranges": data.target_ranges(),
                           "dataset": data.suite.dataset, "version": data.suite.version,
                           "path": getattr(data.suite, "path", None) or None}
                    for name, data in prepared.suites.items()},
@@ -658,7 +679,8 @@ class RunPlan:
         coverage = {name: s["suites"] for name, s in info["systems"].items()}
         sizes = {name: s["size"] for name, s in info["suites"].items()}
         fingerprints = {name: s["fingerprint"] for name, s in info["suites"].items()}
-        return cls(config, coverage, plan_shards(config, coverage, sizes, fingerprints))
+        ranges = {name: s.get("target_ranges") or {} for name, s in info["suites"].items()}
+        return cls(config, coverage, plan_shards(config, coverage, sizes, fingerprints, ranges))
 
 
 def pending_shards(run: RunDir, shards: list[Shard]) -> list[Shard]:

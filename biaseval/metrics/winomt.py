@@ -1,14 +1,18 @@
 """WinoMT scores (Stanovsky et al. 2019) from gold and predicted gender.
 
 All computed from confusion counts, never from rounded percentages:
-- acc: share of items whose predicted gender equals the gold gender. A neutral or ambiguous
-  prediction is wrong for a male or female gold (and right only for a neutral gold).
-- f1_male, f1_female: class-wise F1 over all items; neutral predictions lower the recall of both.
+- acc: share of items whose predicted gender equals the gold gender, over all scored rows. A
+  neutral or ambiguous prediction is wrong for a male or female gold (and right only for a neutral
+  gold); ``unknown`` (the analyser could not tell) is wrong for every gold.
+- f1_male, f1_female: class-wise F1 over all items; neutral and unknown predictions lower the
+  recall of both.
 - delta_g = f1_male - f1_female.
 - delta_s: pro-stereotypical minus anti-stereotypical performance. ``basis="macro_f1"`` (Singh
   2023: macro-F1 over male and female in each set) or ``basis="acc"`` (mt_gender: accuracy).
-- neutral: share of outputs labelled neutral or ambiguous (the paper's N).
-Pro and anti sets are resampled separately in the bootstrap (their sizes are fixed by design).
+- neutral: share of outputs labelled neutral or ambiguous (the paper's N); unknown: share labelled
+  unknown.
+Rows without a translation are not scored. The pro, anti and neither (Winogender) sets are
+resampled separately in the bootstrap (their sizes are fixed by design).
 """
 
 from __future__ import annotations
@@ -17,15 +21,20 @@ import numpy as np
 import polars as pl
 
 from .bootstrap import CONFIDENCE, resample_strata, rng_for
-from .proportions import CLASS_INDEX, CLASSES
 from .tidy import MetricRows, count_cells
 
-STRATA = ("pro", "anti")
-M, F, N = 0, 1, 2
+STRATA = ("pro", "anti", None)  # None: items that are neither (WinoMT's Winogender sentences)
+STRATUM_NAMES = ("pro", "anti", "winogender")
+GOLD = ("male", "female", "neutral")
+# Predicted classes: an ambiguous output (both genders) counts as neutral; unknown (the analyser
+# could not tell) is its own column, wrong for every gold — neutral included.
+PRED = ("male", "female", "neutral", "unknown")
+PRED_INDEX = {"male": 0, "female": 1, "neutral": 2, "ambiguous": 2, "unknown": 3}
+M, F, N, U = 0, 1, 2, 3
 
 
 def f1(conf: np.ndarray, k: int) -> np.ndarray:
-    """F1 of class k from confusion counts (..., gold, pred); 0 where undefined."""
+    """F1 of class k from confusion counts (..., gold 3, pred 4); 0 where undefined."""
     tp = conf[..., k, k]
     fp = conf[..., :, k].sum(axis=-1) - tp
     fn = conf[..., k, :].sum(axis=-1) - tp
@@ -36,15 +45,19 @@ def f1(conf: np.ndarray, k: int) -> np.ndarray:
 
 def accuracy(conf: np.ndarray) -> np.ndarray:
     total = conf.sum(axis=(-1, -2))
-    correct = np.trace(conf, axis1=-2, axis2=-1)
+    correct = conf[..., M, M] + conf[..., F, F] + conf[..., N, N]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, correct / np.maximum(total, 1), np.nan)
 
 
-def neutral_share(conf: np.ndarray) -> np.ndarray:
+def pred_share(conf: np.ndarray, k: int) -> np.ndarray:
     total = conf.sum(axis=(-1, -2))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, conf[..., :, N].sum(axis=-1) / np.maximum(total, 1), np.nan)
+        return np.where(total > 0, conf[..., :, k].sum(axis=-1) / np.maximum(total, 1), np.nan)
+
+
+def neutral_share(conf: np.ndarray) -> np.ndarray:
+    return pred_share(conf, N)
 
 
 def macro_f1(conf: np.ndarray) -> np.ndarray:
@@ -53,11 +66,11 @@ def macro_f1(conf: np.ndarray) -> np.ndarray:
 
 def set_metrics(conf: np.ndarray) -> dict[str, np.ndarray]:
     return {"acc": accuracy(conf), "f1_male": f1(conf, M), "f1_female": f1(conf, F),
-            "macro_f1": macro_f1(conf), "neutral": neutral_share(conf)}
+            "macro_f1": macro_f1(conf), "neutral": neutral_share(conf), "unknown": pred_share(conf, U)}
 
 
 def all_metrics(strata_conf: np.ndarray, basis: str) -> dict[str, np.ndarray]:
-    """strata_conf: (..., 2 strata [pro, anti], gold, pred)."""
+    """strata_conf: (..., 3 strata [pro, anti, neither], gold, pred)."""
     conf = strata_conf.sum(axis=-3)
     pro, anti = strata_conf[..., 0, :, :], strata_conf[..., 1, :, :]
     score = macro_f1 if basis == "macro_f1" else accuracy
@@ -68,45 +81,54 @@ def all_metrics(strata_conf: np.ndarray, basis: str) -> dict[str, np.ndarray]:
         "delta_g": f1(conf, M) - f1(conf, F),
         "delta_s": score(pro) - score(anti),
         "neutral": neutral_share(conf),
+        "unknown": pred_share(conf, U),
     }
 
 
-def confusion(labelled: pl.DataFrame) -> dict[tuple[str, str], np.ndarray]:
-    """Per (system, suite): counts shaped (strata, gold, pred) over STRATA × CLASSES × CLASSES."""
-    out: dict[tuple[str, str], np.ndarray] = {}
-    for system, suite, stereotype, gold, label, count in count_cells(
-        labelled, ["system", "suite", "stereotype", "gold", "label"]
+def confusion(labelled: pl.DataFrame) -> dict[tuple[str, str, str | None], np.ndarray]:
+    """Per (system, suite, target language): counts shaped (strata, gold, pred)."""
+    frame = labelled.lazy()
+    if "tgt_lang" not in frame.collect_schema().names():
+        frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias("tgt_lang"))
+    out: dict[tuple[str, str, str | None], np.ndarray] = {}
+    for system, suite, tgt, stereotype, gold, label, count in count_cells(
+        frame, ["system", "suite", "tgt_lang", "stereotype", "gold", "label"]
     ):
-        conf = out.setdefault((system, suite), np.zeros((len(STRATA), len(CLASSES), len(CLASSES)), dtype=np.int64))
+        conf = out.setdefault((system, suite, tgt), np.zeros((len(STRATA), len(GOLD), len(PRED)), dtype=np.int64))
         if label is not None:  # a missing translation is not scored
-            conf[STRATA.index(stereotype), CLASSES.index(gold), CLASS_INDEX[label]] += count
+            conf[STRATA.index(stereotype), GOLD.index(gold), PRED_INDEX[label]] += count
     return out
 
 
-def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", n_boot: int = 1000, seed: int = 0,
-           confidence: float = CONFIDENCE) -> pl.DataFrame:
-    """WinoMT metrics per system × suite: subset ``all`` (acc, f1_male, f1_female, delta_g, delta_s,
-    neutral) and subsets ``pro``/``anti`` (acc, f1_male, f1_female, macro_f1, neutral).
+def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", by_target: bool = False, n_boot: int = 1000,
+           seed: int = 0, confidence: float = CONFIDENCE) -> pl.DataFrame:
+    """WinoMT metrics per system × suite (× target language with ``by_target``): subset ``all`` (acc,
+    f1_male, f1_female, delta_g, delta_s, neutral, unknown) and subsets ``pro``/``anti`` (and
+    ``winogender`` where present: acc, f1_male, f1_female, macro_f1, neutral, unknown). With
+    ``by_target`` the subsets are ``<lang>`` and ``<lang>/pro``, ``<lang>/anti``, ...
 
-    ``labelled`` needs system, suite, stereotype (pro/anti), gold and label.
+    ``labelled`` needs system, suite, stereotype (pro/anti/null), gold and label (and tgt_lang).
     """
     if basis not in ("macro_f1", "acc"):
         raise ValueError(f"basis must be 'macro_f1' or 'acc', not {basis!r}")
     rows = MetricRows()
-    groups = sorted(confusion(labelled).items())
+    groups = sorted(confusion(labelled).items(), key=lambda kv: tuple(k or "" for k in kv[0]))
     if not groups:
         return rows.frame(confidence)
     conf = np.stack([c for _, c in groups])  # (G, strata, gold, pred)
-    reps = np.stack([resample_strata(c, n_boot, rng_for(seed, system, suite)) for (system, suite), c in groups])
+    reps = np.stack([resample_strata(c, n_boot, rng_for(seed, system, suite, *([tgt] if by_target else [])))
+                     for (system, suite, tgt), c in groups])
     point, boot = all_metrics(conf, basis), all_metrics(reps, basis)
     strata_point = [set_metrics(conf[:, s]) for s in range(len(STRATA))]
     strata_boot = [set_metrics(reps[:, :, s]) for s in range(len(STRATA))]
-    for g, ((system, suite), c) in enumerate(groups):
+    for g, ((system, suite, tgt), c) in enumerate(groups):
+        prefix = f"{tgt}/" if by_target else ""
         for metric in point:
-            rows.add(system, suite, "all", metric, point[metric][g], c.sum(), boot[metric][g])
-        for s, stratum in enumerate(STRATA):
+            rows.add(system, suite, tgt if by_target else "all", metric, point[metric][g], c.sum(), boot[metric][g])
+        for s, stratum in enumerate(STRATUM_NAMES):
             n = int(c[s].sum())
             if n:
                 for metric in strata_point[s]:
-                    rows.add(system, suite, stratum, metric, strata_point[s][metric][g], n, strata_boot[s][metric][g])
+                    rows.add(system, suite, prefix + stratum, metric, strata_point[s][metric][g], n,
+                             strata_boot[s][metric][g])
     return rows.frame(confidence)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
-from . import tgbi_hi, winomt_hi  # noqa: F401  (registration)
+from . import tgbi_hi, winomt_en, winomt_hi  # noqa: F401  (registration)
 from .base import ITEM_SCHEMA, SUITES, FileSuite, Subset, Suite, SuiteData, TableData
 from .template import TemplateSuite, load_template
 

@@ -34,6 +34,7 @@ ITEM_SCHEMA: dict[str, pl.DataType] = {
     "female_share": pl.Float64,  # the occupation's labour-statistics female share (%), where known
     "stereotype": pl.String,  # pro / anti, or null
     "reference": pl.String,  # a reference sentence where the suite ships one
+    "entity_index": pl.Int32,  # 0-based word (whitespace) index of the scored entity in the source (WinoMT), or null
 }
 
 
@@ -63,6 +64,17 @@ class SuiteData(ABC):
     @abstractmethod
     def subset_sizes(self) -> dict[str, int]:
         """Items per subset."""
+
+    def target_ranges(self) -> dict[str, tuple[int, int]]:
+        """Per target language, the range of items translated into it (items come target by target),
+        so a system that translates into some of the targets only gets those ranges."""
+        targets = self.suite.targets
+        if len(targets) == 1:
+            return {targets[0]: (0, self.size)}
+        per_target, rest = divmod(self.size, len(targets))
+        if rest:
+            raise ValueError(f"{self.suite.name}: {self.size} items do not split evenly over {len(targets)} targets")
+        return {t: (k * per_target, (k + 1) * per_target) for k, t in enumerate(targets)}
 
 
 @dataclass(frozen=True)
@@ -107,13 +119,24 @@ class TableData(SuiteData):
         self.table = conform(table).sort("item_id")
         self.size = self.table.height
         self.commit = commit
-        self.fingerprint = hashlib.sha256(f"{suite.name}@{suite.version}+{commit}".encode()).hexdigest()[:24]
+        targets = ",".join(suite.targets)
+        self.fingerprint = hashlib.sha256(f"{suite.name}@{suite.version}+{commit}>{targets}".encode()).hexdigest()[:24]
 
     def slice(self, start: int, stop: int) -> pl.DataFrame:
         return self.table.slice(start, stop - start)
 
     def subset_sizes(self) -> dict[str, int]:
         return dict(self.table.group_by("subset").len().iter_rows())
+
+    def target_ranges(self) -> dict[str, tuple[int, int]]:
+        spans = (self.table.with_row_index("_i").group_by("tgt_lang")
+                 .agg(pl.col("_i").min().alias("start"), pl.col("_i").max().alias("last"), pl.len().alias("n")))
+        ranges = {}
+        for tgt, start, last, n in spans.iter_rows():
+            if last - start + 1 != n:
+                raise ValueError(f"{self.suite.name}: the items of target {tgt!r} are not contiguous")
+            ranges[tgt] = (int(start), int(last) + 1)
+        return dict(sorted(ranges.items(), key=lambda kv: kv[1]))
 
 
 @dataclass(frozen=True)

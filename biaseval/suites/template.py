@@ -250,6 +250,7 @@ class TemplateData(SuiteData):
             "stereotype": (np.where(self._stereo[o] == gold, "pro", np.where(self._stereo[o] == "neutral", None, "anti"))
                            if self._stereo is not None else None),
             "reference": None,
+            "entity_index": None,
         }
         frame = pl.DataFrame({c: pl.Series(c, data[c], dtype=ITEM_SCHEMA[c]) if data[c] is not None
                               else pl.Series(c, [None] * len(idx), dtype=ITEM_SCHEMA[c]) for c in ITEM_SCHEMA})

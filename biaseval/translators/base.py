@@ -59,9 +59,9 @@ class Translator(ABC):
         """Whether a system with these options can translate the suite (live systems translate anything)."""
         return True
 
-    def check(self, suites: Mapping[str, "SuiteData"]) -> None:
-        """Called once in the driver, before anything runs, with the suites this system translates;
-        raise BiasevalError for bad input."""
+    def check(self, suites: Mapping[str, "SuiteData"], targets: Mapping[str, tuple[str, ...]] | None = None) -> None:
+        """Called once in the driver, before anything runs, with the suites this system translates
+        (and, per suite, the target languages it translates into); raise BiasevalError for bad input."""
 
 
 class ItemTranslator(Translator):
@@ -70,6 +70,11 @@ class ItemTranslator(Translator):
     @abstractmethod
     def translate_items(self, items: pl.DataFrame) -> list[str | None]:
         """Translations of ``items`` (an item table), in its row order."""
+
+    def translate_items_with_errors(self, items: pl.DataFrame) -> tuple[list[str | None], list[str | None]]:
+        """Translations and, where one is missing, why (for the rows' ``error``)."""
+        out = self.translate_items(items)
+        return out, [None if t is not None else "no translation" for t in out]
 
 
 @dataclass(frozen=True)
