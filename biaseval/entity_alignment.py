@@ -111,7 +111,7 @@ class EntityAlignment:
             pl.Series("reason", [r.reason for r in readings], dtype=pl.String),
             pl.Series("evidence", [r.evidence or None for r in readings], dtype=pl.String),
         )
-        return frame.join(labelled, on=keys, how="left", nulls_equal=True)
+        return frame.join(labelled, on=keys, how="left", nulls_equal=True, maintain_order="left")
 
 
 DETECTORS = (
