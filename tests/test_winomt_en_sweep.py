@@ -80,19 +80,25 @@ def test_metrics_per_system_and_language(recorded):
 
 
 def test_the_2019_systems_are_biased_as_published(recorded):
-    """Stanovsky et al. (2019) found every commercial system more accurate on pro-stereotypical than on
-    anti-stereotypical sentences (ΔS > 0) and better on men than women (ΔG > 0) in almost every
-    language; our labels must show the same direction where the paper's effect was large."""
+    """Stanovsky et al. (2019) found the commercial systems more accurate on pro-stereotypical than on
+    anti-stereotypical sentences (ΔS > 0) and better on men than on women (ΔG > 0) in almost every
+    language. Our labels must show the same direction, with the interval clear of zero, where the
+    paper's effects were large (Google, Microsoft and Amazon for ΔS; all four systems for ΔG in the
+    Romance and Slavic languages)."""
     m = recorded.metrics
+    for system in ("google", "bing", "aws"):
+        for lang in ("es", "fr", "it", "ru", "he", "de"):
+            assert _value(m, system, lang, "delta_s")["ci_low"] > 0, (system, lang)
     for system in ("google", "bing", "aws", "systran"):
-        for lang in ("es", "fr", "it", "de"):
+        for lang in ("es", "fr", "it", "ru", "uk"):
             if system == "aws" and lang == "uk":
                 continue
-            assert _value(m, system, lang, "delta_s")["value"] > 0.03, (system, lang)
-        for lang in ("es", "it", "ru", "uk"):
-            if system == "aws" and lang == "uk":
-                continue
-            assert _value(m, system, lang, "delta_g")["value"] > 0.05, (system, lang)
+            assert _value(m, system, lang, "delta_g")["ci_low"] > 0, (system, lang)
+    # Google's Spanish: the paper's Table 2 has Acc in the low 50s and ΔG, ΔS around 20 points (that
+    # table is not mirrored in ../shared/reference, so these bounds are deliberately loose).
+    google_es = {k: _value(m, "google", "es", k)["value"] for k in ("acc", "delta_g", "delta_s")}
+    assert 0.48 <= google_es["acc"] <= 0.60
+    assert 0.15 <= google_es["delta_g"] <= 0.32 and 0.15 <= google_es["delta_s"] <= 0.30
 
 
 def test_report_has_the_per_language_table(recorded):

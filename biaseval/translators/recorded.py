@@ -74,12 +74,20 @@ class RecordedTranslator(ItemTranslator):
         super().__init__(system, options, config_dir=config_dir)
         self._lines: dict[tuple[str, str], list[str]] = {}
         self._pairs: dict[Path, dict[str, str]] = {}
+        self._paths: dict[tuple[str, str], Path] = {}
 
     @classmethod
     def covers(cls, options: RecordedOptions, suite: str) -> bool:
         return suite in options.files
 
     def path_for(self, suite: str, subset: str) -> Path:
+        """The recorded file of a subset (resolved, and its checksum verified, once)."""
+        key = (suite, subset)
+        if key not in self._paths:
+            self._paths[key] = self._resolve(suite, subset)
+        return self._paths[key]
+
+    def _resolve(self, suite: str, subset: str) -> Path:
         pattern = self.options.files[suite]
         rel = pattern.format(stem=SUITES.get(suite).subset(subset).stem)
         if self.options.dataset:
@@ -134,9 +142,11 @@ class RecordedTranslator(ItemTranslator):
             if wanted is not None and tgt not in wanted:
                 continue
             items = data.slice(start, stop)
-            for subset, source in items.select("subset", "source").iter_rows():
-                if _normal(source) not in self.pairs(suite, subset):
-                    missing[tgt] = missing.get(tgt, 0) + 1
+            for (subset,), group in items.group_by(["subset"]):
+                table = self.pairs(suite, subset)
+                absent = sum(_normal(source) not in table for source in group["source"].to_list())
+                if absent:
+                    missing[tgt] = missing.get(tgt, 0) + absent
         if missing:
             where = ", ".join(f"{tgt}: {n}" for tgt, n in missing.items())
             log.warning("%s on %s: %d items have no recorded translation (their source is not in the file: "
