@@ -117,13 +117,14 @@ def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) 
     entities = (pl.scan_parquet(items_path).filter(pl.col("suite") == suite)
                 .select("item_id", "entity_index").collect())
     rows = rows.join(entities, on="item_id", how="left")
-    parts = []
-    for tgt in SUITES.get(suite).targets:
-        part = rows.filter(pl.col("tgt_lang") == tgt)
-        if part.height:
-            parts.append(config.detector_for(suite, tgt).label_frame(part))
-    return pl.concat(parts) if parts else rows.with_columns(
-        [pl.lit(None, dtype=pl.String).alias(c) for c in ("label", "reason", "evidence")])
+    languages = [(tgt, part) for tgt in SUITES.get(suite).targets
+                 if (part := rows.filter(pl.col("tgt_lang") == tgt)).height]
+    if not languages:
+        return rows.with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in ("label", "reason", "evidence")])
+    # Languages in parallel: most of a language's time is its aligner's training, in a child process.
+    with ThreadPoolExecutor(max_workers=max(1, min(len(languages), os.cpu_count() or 1))) as pool:
+        parts = list(pool.map(lambda job: config.detector_for(suite, job[0]).label_frame(job[1]), languages))
+    return pl.concat(parts)
 
 
 def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataFrame:

@@ -156,3 +156,22 @@ def test_metrics_per_language_with_unknown_wrong_for_every_gold():
     assert _value(out, "es", "delta_g") == pytest.approx(0.0)
     assert _value(out, "de", "acc") == pytest.approx(0.5)
     assert set(out["subset"].unique().to_list()) == {"es", "es/pro", "es/anti", "es/winogender", "de", "de/pro", "de/anti"}
+
+
+def test_a_missing_analyser_stops_the_config_check_naming_the_package(tmp_path, monkeypatch, data_dir):
+    """No silent fallback: with the French analyser's Debian package absent, loading a config that
+    scores WinoMT into French fails and says what to install."""
+    from biaseval.entity_gender import base
+    from biaseval.errors import ConfigError
+
+    config = tmp_path / "fr.yaml"
+    config.write_text("name: fr\nsuites: [winomt-en]\ntargets: {winomt-en: [fr]}\n"
+                      "systems: {a: {backend: apertium, options: {pair: eng-spa}}}\n", encoding="utf-8")
+    monkeypatch.setenv("BIASEVAL_APERTIUM_DIR", str(tmp_path / "empty"))
+    base._build.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match=r"apt-get install apertium-fra-cat"):
+            load_config(config)
+    finally:
+        monkeypatch.delenv("BIASEVAL_APERTIUM_DIR")
+        base._build.cache_clear()
