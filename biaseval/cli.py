@@ -32,11 +32,12 @@ def main() -> None:
 
 @main.command()
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="run config (YAML)")
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="run directory (reused to resume)")
+@click.option("--out", required=True, help="run directory, or an object-store URI (s3://bucket/prefix, gs://...); "
+                                         "reused to resume")
 @click.option("--systems", default=None, help="comma-separated subset of the config's systems")
 @click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
 @click.option("--refresh", is_flag=True, help="translate everything afresh (ignore the translation store); needs a new --out")
-def sweep(config_path: Path, out: Path, systems: str | None, address: str | None, refresh: bool) -> None:
+def sweep(config_path: Path, out: str, systems: str | None, address: str | None, refresh: bool) -> None:
     """Translate every suite with every system, then score and write the report.
 
     Exits 4 when some texts could not be translated (they are recorded with their error; a rerun
@@ -48,7 +49,7 @@ def sweep(config_path: Path, out: Path, systems: str | None, address: str | None
     s = summary.sweep
     click.echo(
         f"sweep: {s.shards} shards ({s.skipped} reused), {s.sent:,} texts sent, {summary.metrics.height} metric rows, "
-        f"{summary.seconds:.1f} s\nreport: {summary.run.report}\nmetrics: {summary.run.metrics}"
+        f"{summary.seconds:.1f} s\nreport: {_where(summary.run, 'report.md')}\nmetrics: {_where(summary.run, 'metrics.parquet')}"
     )
     if s.failed:
         click.echo(f"warning: {s.failed:,} item rows have no translation (see the error column and report.md); "
@@ -117,14 +118,24 @@ def trend(config_path: Path, metric: str | None, system: str | None) -> None:
         click.echo(wide)
 
 
+def _where(run, name: str) -> str:
+    """A run file as the user can find it: its local path, or its URI for a remote run."""
+    return run.remote.uri(name) if run.remote is not None else str(run.root / name)
+
+
 @main.command()
-@click.option("--run", "run_dir", required=True, type=click.Path(path_type=Path, exists=True, file_okay=False))
-def score(run_dir: Path) -> None:
+@click.option("--run", "run_dir", required=True, help="run directory or object-store URI")
+def score(run_dir: str) -> None:
     """Recompute labels, metrics and report of a finished run (no translation)."""
     from .pipeline import score as score_run
+    from .storage import is_remote
+    from .store import RunDir
 
+    if not is_remote(run_dir) and not Path(run_dir).is_dir():
+        raise click.BadParameter(f"{run_dir}: not a directory", param_hint="--run")
     metrics = score_run(run_dir)
-    click.echo(f"{metrics.height} metric rows -> {run_dir / 'metrics.parquet'}, report {run_dir / 'report.md'}")
+    run = RunDir(run_dir)
+    click.echo(f"{metrics.height} metric rows -> {_where(run, 'metrics.parquet')}, report {_where(run, 'report.md')}")
 
 
 @main.command()

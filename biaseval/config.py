@@ -133,6 +133,14 @@ class MetricsConfig(_Frozen):
     confidence: float = Field(default=0.95, gt=0, lt=1)
 
 
+class OutputConfig(_Frozen):
+    """Where ``--out`` URIs (s3://, gs://) are reached; credentials come from the standard chains."""
+
+    endpoint: str | None = Field(default=None, description="an S3-compatible server, e.g. http://minio:9000 "
+                                 "(default: $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL)")
+    region: str | None = Field(default=None, description="default: $AWS_REGION / $AWS_DEFAULT_REGION")
+
+
 class RunConfig(_Frozen):
     name: str = "run"
     description: str = ""
@@ -151,6 +159,7 @@ class RunConfig(_Frozen):
     embedding: EmbeddingConfig = EmbeddingConfig()
     monitor: MonitorConfig | None = None
     published: str | None = Field(default=None, description="published results to compare with in the report")
+    output: OutputConfig = OutputConfig()
 
     @field_validator("suites")
     @classmethod
@@ -168,8 +177,14 @@ class RunConfig(_Frozen):
         chosen = {known.get(name, "--systems"): self.systems[name] for name in names}
         return self.model_copy(update={"systems": chosen})
 
+    def store_options(self):
+        from .storage import StoreOptions
+
+        return StoreOptions(endpoint=self.output.endpoint, region=self.output.region)
+
     def config_hash(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        # where results are stored does not change them
+        blob = json.dumps(self.model_dump(mode="json", exclude={"output"}), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def detector_registry(self) -> Registry[Detector]:

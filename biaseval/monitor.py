@@ -123,8 +123,8 @@ def metric_changes(current: pl.DataFrame, baseline: pl.DataFrame, monitor: Monit
 
 def _items(run: RunDir, system: str, suite: str) -> pl.DataFrame:
     """item_id, subset, source, translation, label, gold of one system's outputs for one suite."""
-    shards = sorted((run.translations / f"system={system}" / f"suite={suite}").glob("shard-*.parquet"))
-    texts = pl.read_parquet(shards, columns=["item_id", "subset", "source", "translation", "gold"])
+    shards = run.shard_files(f"system={system}/suite={suite}")
+    texts = run.read_shards(shards, columns=["item_id", "subset", "source", "translation", "gold"])
     labels = pl.scan_parquet(run.labels).filter((pl.col("system") == system) & (pl.col("suite") == suite)) \
         .select("item_id", "label").collect()
     return texts.join(labels, on="item_id", how="left")

@@ -14,6 +14,7 @@ from .config import load_config
 from .html_report import render_html
 from .report import read_failures, read_reasons, render
 from .scoring import score_run
+from .storage import StoreOptions
 from .store import RunDir, write_text_atomic
 from .sweep import SweepResult, prepare, run_translations
 
@@ -54,10 +55,15 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
     return run.report
 
 
-def score(out: str | Path) -> pl.DataFrame:
-    run = RunDir(out)
+def score(out: str | Path, options: StoreOptions | None = None) -> pl.DataFrame:
+    """Labels, metrics and reports of a run (local folder or object-store URI), published to its
+    location when that is remote."""
+    run = RunDir(out, options)
+    if run.remote is not None:
+        run.fetch()
     metrics = score_run(run)
     write_report(run, metrics)
+    run.publish()
     return metrics
 
 
@@ -68,7 +74,7 @@ def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None
     start = time.monotonic()
     config_path = Path(config_path)
     _, prepared = load(config_path, systems)
-    result = run_translations(prepared, Path(out), config_path, address=address, refresh=refresh,
+    result = run_translations(prepared, out, config_path, address=address, refresh=refresh,
                               die_after=die_after, stream=stream)
-    metrics = score(out)
+    metrics = score(out, prepared.config.store_options())
     return RunSummary(result.run, result, metrics, time.monotonic() - start)

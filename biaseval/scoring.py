@@ -23,6 +23,7 @@ from .metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from .metrics.occupations import per_occupation
 from .metrics.paired import outcome, pairwise
 from .registry import Registry
+from .storage import Store
 from .store import RunDir, write_parquet_atomic
 from .suites import SUITES
 from .sweep import RunPlan, shard_files
@@ -87,15 +88,15 @@ def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
     """Per suite, its finished shard files; checks every planned shard is there and whole (one row
     per item × system, from each file's metadata — nothing is read for this)."""
     files = shard_files(run, plan.shards)
-    missing = [str(f) for f in files if not f.exists()]
+    missing = [f for f in files if not run.shards.exists(f)]
     if missing:
-        raise RunDirError(f"{run.root}: {len(missing)} of {len(files)} shards are not finished (first: {missing[0]}); "
-                          f"rerun the sweep to complete them")
+        raise RunDirError(f"{run.location}: {len(missing)} of {len(files)} shards are not finished "
+                          f"(first: {run.shards.uri(missing[0])}); rerun the sweep to complete them")
     by_suite: dict[str, list] = {}
     for shard, path in zip(plan.shards, files):
-        rows = pq.read_metadata(path).num_rows
+        rows = run.shard_rows(path)
         if rows != shard.size:
-            raise RunDirError(f"{path}: {rows} rows, expected {shard.size} (one per item of the shard)")
+            raise RunDirError(f"{run.shards.uri(path)}: {rows} rows, expected {shard.size} (one per item of the shard)")
         by_suite.setdefault(shard.suite, []).append(path)
     return by_suite
 
@@ -142,11 +143,12 @@ def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataF
     return labelled
 
 
-def label_and_count(files: dict[str, list], config: RunConfig, labels_path,
-                    items_path=None) -> tuple[dict[str, pl.DataFrame], int]:
+def label_and_count(files: dict[str, list], config: RunConfig, labels_path, items_path=None,
+                    shards: Store | None = None) -> tuple[dict[str, pl.DataFrame], int]:
     """Label every shard file (one in memory at a time), write labels.parquet (renamed into place when
     complete: system, suite, item_id, label, error — the rest joins from items.parquet), and return
     the counts the suites' scorers need (per view: "sets", "occupations") with the number of rows.
+    ``files`` are names in ``shards`` (the run's shard store), or local paths when it is None.
 
     Shards are read in groups of about ``BATCH_ROWS`` rows (big enough for polars to use every core,
     small enough to bound memory), and writing runs in a second thread, so one group is written while
@@ -163,8 +165,9 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path,
                 keys = count_keys(suite)
                 corpus = corpus_labelled(suite, config)
                 columns = LABEL_INPUT + (["source"] if "rows" in keys or corpus else [])
-                for group in ([paths] if corpus else _groups(paths)):
-                    rows_in = pl.read_parquet(group, columns=columns)
+                for group in ([paths] if corpus else _groups(paths, shards)):
+                    rows_in = (pl.from_arrow(shards.read_table(group, columns)) if shards is not None
+                               else pl.read_parquet(group, columns=columns))
                     labelled = (label_corpus(rows_in, suite, config, items_path) if corpus
                                 else label(rows_in, suite, config))
                     labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
@@ -195,11 +198,11 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path,
 BATCH_ROWS = 262_144
 
 
-def _groups(paths: list) -> list[list]:
+def _groups(paths: list, shards: Store | None = None) -> list[list]:
     """Consecutive files, about BATCH_ROWS rows a group (from the files' metadata)."""
     groups, current, rows = [], [], 0
     for path in paths:
-        n = pq.read_metadata(path).num_rows
+        n = shards.parquet_metadata(path).num_rows if shards is not None else pq.read_metadata(path).num_rows
         if current and rows + n > BATCH_ROWS:
             groups.append(current)
             current, rows = [], 0
@@ -259,7 +262,7 @@ def score_run(run: RunDir) -> pl.DataFrame:
     plan = RunPlan.of(run)
     info = run.read_run()
     config = plan.config
-    counts, _ = label_and_count(shard_paths(run, plan), config, run.labels, run.items)
+    counts, _ = label_and_count(shard_paths(run, plan), config, run.labels, run.items, run.shards)
     frames = [compute_metrics(counts, config), pairwise_metrics(run, config)]
     if "rows" in counts and counts["rows"].height:
         frames.append(embedding_outputs(run, counts["rows"], config, Path(info["config_dir"])))

@@ -10,11 +10,13 @@ Layout of ``--out DIR`` (a fixed set of files, so a rerun can tell what is finis
     report.md                     the tables, beside published values where configured
 
 Every file is written to a hidden temporary name in its final folder and renamed into place, so
-a reader (or a resumed sweep) sees either the whole file or nothing.
+a reader (or a resumed sweep) sees either the whole file or nothing. ``--out`` may also be an
+object-store URI (``s3://bucket/prefix``, ``gs://...``): see ``biaseval/storage.py``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import uuid
@@ -22,6 +24,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from .storage import MANIFEST, Store, StoreOptions, is_remote
 
 SHARD_KEY = b"biaseval.shard_key"
 
@@ -63,8 +67,24 @@ def write_parquet_atomic(table: pa.Table, path: Path, metadata: dict[bytes, byte
 
 
 class RunDir:
-    def __init__(self, root: str | Path):
-        self.root = Path(root)
+    """A run's files. ``location`` is a local folder, or an object-store URI (``s3://bucket/runs/x``):
+    then shards are written there by the workers directly, and the driver's own outputs are made in a
+    local staging folder (``root``) and published to the store (``publish``), manifest last."""
+
+    def __init__(self, location: str | Path, options: StoreOptions | None = None):
+        self.location = str(location)
+        if is_remote(location):
+            self.remote: Store | None = Store(self.location, options or StoreOptions())
+            self.root = staging_dir(self.remote.location)
+            self.shards = self.remote.child("translations")
+        else:
+            self.remote = None
+            self.root = Path(location)
+            self.shards = Store(str(self.root / "translations"))
+
+    @property
+    def options(self) -> StoreOptions:
+        return self.remote.options if self.remote else StoreOptions()
 
     @property
     def run_json(self) -> Path:
@@ -88,23 +108,44 @@ class RunDir:
 
     @property
     def translations(self) -> Path:
+        """The local shard folder (for a remote run, shards are in ``shards``)."""
         return self.root / "translations"
 
-    def shard_path(self, system: str, suite: str, index: int) -> Path:
-        return self.translations / f"system={system}" / f"suite={suite}" / f"shard-{index:05d}.parquet"
+    # --- shards: written by the workers, wherever the run lives ---------------------------------
+    def shard_path(self, system: str, suite: str, index: int) -> str:
+        """A shard's name within ``shards``."""
+        return f"system={system}/suite={suite}/shard-{index:05d}.parquet"
 
-    def shard_key(self, path: Path) -> str | None:
-        """The plan key a finished shard file was written for, or None when it does not exist."""
-        if not path.exists():
+    def write_shard(self, rel: str, table: pa.Table, metadata: dict[bytes, bytes]) -> None:
+        self.shards.write_parquet(rel, table, metadata)
+
+    def _shard_meta(self, rel: str) -> dict | None:
+        if not self.shards.exists(rel):
             return None
-        meta = pq.read_schema(path).metadata or {}
-        return meta.get(SHARD_KEY, b"").decode() or ""
+        return self.shards.parquet_metadata(rel).schema.to_arrow_schema().metadata or {}
 
-    def shard_errors(self, path: Path) -> int:
+    def shard_key(self, rel: str) -> str | None:
+        """The plan key a finished shard file was written for, or None when it does not exist."""
+        meta = self._shard_meta(rel)
+        return None if meta is None else meta.get(SHARD_KEY, b"").decode() or ""
+
+    def shard_errors(self, rel: str) -> int:
         """How many rows of a finished shard hold no translation (0 for shards written before errors were counted)."""
-        meta = pq.read_schema(path).metadata or {}
+        meta = self._shard_meta(rel) or {}
         return int(meta.get(b"biaseval.errors", b"0") or 0)
 
+    def shard_rows(self, rel: str) -> int:
+        return self.shards.parquet_metadata(rel).num_rows
+
+    def read_shards(self, rels: list[str], columns: list[str] | None = None):
+        import polars as pl
+
+        return pl.from_arrow(self.shards.read_table(list(rels), columns))
+
+    def shard_files(self, prefix: str = "") -> list[str]:
+        return [f for f in self.shards.files(prefix) if f.endswith(".parquet")]
+
+    # --- the driver's files ---------------------------------------------------------------------
     def remove_temporaries(self) -> int:
         """Delete leftovers of writes that were interrupted before their rename."""
         count = 0
@@ -115,9 +156,47 @@ class RunDir:
         return count
 
     def read_run(self) -> dict | None:
+        if not self.run_json.exists() and self.remote is not None and self.remote.exists("run.json"):
+            self.fetch()
         if not self.run_json.exists():
             return None
         return json.loads(self.run_json.read_text(encoding="utf-8"))
 
     def write_run(self, info: dict) -> None:
         write_text_atomic(self.run_json, json.dumps(info, indent=2, sort_keys=True) + "\n")
+        if self.remote is not None:
+            self.remote.upload(self.run_json, "run.json")
+
+    def exists(self) -> bool:
+        """Whether anything is at the run's location."""
+        if self.remote is not None:
+            return bool(self.remote.files())
+        return self.root.exists()
+
+    def fetch(self) -> None:
+        """Copy a remote run's driver files (not its shards) into the staging folder, for a resume or
+        a rescore from another machine."""
+        if self.remote is None:
+            return
+        for rel in self.remote.files():
+            if not rel.startswith("translations/") and rel != MANIFEST:
+                self.remote.download(rel, self.root / rel)
+
+    def publish(self) -> None:
+        """Upload the driver's files to the remote store, then the manifest (a no-op for local runs)."""
+        if self.remote is None:
+            return
+        for path in sorted(p for p in self.root.rglob("*") if p.is_file() and not p.name.startswith(".")):
+            rel = path.relative_to(self.root).as_posix()
+            if not rel.startswith("translations/"):
+                self.remote.upload(path, rel)
+        files = {rel: self.remote.size(rel) for rel in self.remote.files() if rel != MANIFEST}
+        info = self.read_run() or {}
+        self.remote.write_manifest(files, {"run_id": info.get("run_id")})
+
+
+def staging_dir(location: str) -> Path:
+    """The local folder where the driver builds a remote run's own files."""
+    base = Path(os.environ.get("BIASEVAL_CACHE_DIR") or Path.home() / ".cache" / "biaseval")
+    digest = hashlib.sha256(location.encode()).hexdigest()[:16]
+    return base / "runs" / digest

@@ -21,6 +21,8 @@ arrived or failed, so an interrupted sweep loses at most the work in flight.
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import os
 import sys
@@ -43,7 +45,8 @@ from .config import RunConfig, SystemConfig, resolve_suites
 from .errors import BiasevalError, RunDirError, SweepFailed
 from .keys import key_hashes
 from .live import LiveRunner, RetryPolicy
-from .store import SHARD_KEY, RunDir, write_parquet_atomic
+from .storage import StoreOptions
+from .store import SHARD_KEY, RunDir
 from .suites import ITEM_SCHEMA, SUITES, SuiteData
 from .translators import TRANSLATORS, TextTranslator, Translator
 
@@ -325,7 +328,8 @@ class ShardWorker:
     """
 
     def __init__(self, system: str, cfg_json: str, config_dir: str, run_root: str, run_id: str,
-                 suites: dict, cache_root: str | None = None, limiter=None, die_after: int | None = None):
+                 suites: dict, cache_root: str | None = None, limiter=None, die_after: int | None = None,
+                 store_options: dict | None = None):
         for suite in suites.values():  # template suites live in the driver's registry only
             SUITES.put(suite.name, suite)
         self.system = system
@@ -333,7 +337,7 @@ class ShardWorker:
         self.translator = build_translator(system, self.cfg, Path(config_dir))
         if isinstance(self.translator, TextTranslator):
             self.translator.load()
-        self.run = RunDir(run_root)
+        self.run = RunDir(run_root, StoreOptions(**(store_options or {})))
         self.run_id = run_id
         self.cache = TranslationCache(cache_root) if cache_root else None
         self.identity = identity_of(self.cfg)
@@ -347,7 +351,7 @@ class ShardWorker:
             os._exit(1)
 
     def _write(self, shard: Shard, table: pa.Table, errors: int) -> None:
-        write_parquet_atomic(table, self.run.shard_path(shard.system, shard.suite, shard.index),
+        self.run.write_shard(self.run.shard_path(shard.system, shard.suite, shard.index), table,
                              {SHARD_KEY: shard.key.encode(), SHARD_ERRORS: str(errors).encode()})
 
     def run_shard(self, shard: Shard, data: SuiteData) -> tuple[int, int]:
@@ -536,8 +540,9 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             options["resources"] = dict(cfg.resources)
         actors[system] = [
             worker_cls.options(**options).remote(
-                system, cfg.model_dump_json(), str(prepared.config_dir), str(run.root), run_id,
-                {s: suites[s] for s in prepared.coverage[system]}, str(cache.root), limiter, die_after)
+                system, cfg.model_dump_json(), str(prepared.config_dir), run.location, run_id,
+                {s: suites[s] for s in prepared.coverage[system]}, str(cache.root), limiter, die_after,
+                dataclasses.asdict(run.options))
             for _ in range(count)
         ]
         for actor in actors[system]:
@@ -574,7 +579,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         ray.kill(handle)
     if failures:
         raise SweepFailed(
-            f"{len(failures)} task(s) failed; finished shards and translations are kept ({run.translations}, "
+            f"{len(failures)} task(s) failed; finished shards and translations are kept ({run.shards.location}, "
             f"{cache.root}) and a rerun of the same command resumes from them. First failure: {failures[0]}"
         )
     return outcome
@@ -601,8 +606,13 @@ class SweepResult:
     seconds: float
 
 
-def existing_run(out: Path) -> dict | None:
-    run = RunDir(out)
+def existing_run(out: Path | str, options: StoreOptions | None = None) -> dict | None:
+    run = RunDir(out, options)
+    if run.remote is not None:
+        previous = run.read_run()
+        if previous is None and run.exists():
+            raise RunDirError(f"{run.location}: holds files but no run.json; choose a new --out location")
+        return previous
     if run.root.exists() and not run.root.is_dir():
         raise RunDirError(f"{run.root}: exists and is not a directory")
     previous = run.read_run() if run.root.is_dir() else None
@@ -629,15 +639,17 @@ def write_items(path: Path, suites: dict[str, SuiteData]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def open_run(out: Path, prepared: Prepared, config_path: Path, run_id: str, previous: dict | None,
-             refresh: bool) -> RunDir:
+def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str, previous: dict | None,
+             refresh: bool, options: StoreOptions | None = None) -> RunDir:
     """Create the run directory, or reopen it for a resume."""
     config = prepared.config
-    run = RunDir(out)
+    run = RunDir(out, options)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     run.root.mkdir(parents=True, exist_ok=True)
     run.remove_temporaries()
     write_items(run.items, prepared.suites)
+    if run.remote is not None:
+        run.remote.upload(run.items, "items.parquet")
     run.write_run({
         "run_id": run_id,
         "created_at": previous["created_at"] if previous else now,
@@ -692,19 +704,22 @@ def pending_shards(run: RunDir, shards: list[Shard]) -> list[Shard]:
         if key is None:
             todo.append(shard)
         elif key != shard.key:
+            where = run.shards.uri(path)
             raise RunDirError(
-                f"{path}: written for different work (another shard_size, system config or item set); "
-                f"use a new --out directory, or delete {path.parent.parent} to translate that system again"
+                f"{where}: written for different work (another shard_size, system config or item set); "
+                f"use a new --out directory, or delete {run.shards.uri(f'system={shard.system}')} to translate "
+                f"that system again"
             )
         elif run.shard_errors(path):
             todo.append(shard)
     return todo
 
 
-def run_translations(prepared: Prepared, out: Path, config_path: Path, *, address: str | None = None,
+def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, address: str | None = None,
                      refresh: bool = False, die_after: int | None = None, stream=sys.stderr) -> SweepResult:
     start = time.monotonic()
-    previous = existing_run(out)
+    options = prepared.config.store_options()
+    previous = existing_run(out, options)
     if refresh and previous is not None and not previous.get("refresh"):
         raise RunDirError(f"{out}: --refresh needs a new --out directory (this one holds a run that used the cache)")
     refresh = refresh or bool(previous and previous.get("refresh"))
@@ -713,12 +728,12 @@ def run_translations(prepared: Prepared, out: Path, config_path: Path, *, addres
     plan_live(prepared, cache, refresh=refresh, run_id=run_id)
     check_budgets(prepared)
 
-    run = open_run(out, prepared, config_path, run_id, previous, refresh)
+    run = open_run(out, prepared, config_path, run_id, previous, refresh, options)
     shards = shards_of(prepared)
     todo = {s.name for s in pending_shards(run, shards)}
     skipped = len(shards) - len(todo)
     if skipped:
-        print(f"sweep: resuming {run.root}: {skipped} of {len(shards)} shards already finished", file=stream)
+        print(f"sweep: resuming {run.location}: {skipped} of {len(shards)} shards already finished", file=stream)
     tasks = []
     for shard in shards:
         live = prepared.live.get(shard.system)
@@ -744,5 +759,5 @@ def run_translations(prepared: Prepared, out: Path, config_path: Path, *, addres
     return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)
 
 
-def shard_files(run: RunDir, shards: list[Shard]) -> list[Path]:
+def shard_files(run: RunDir, shards: list[Shard]) -> list[str]:
     return [run.shard_path(s.system, s.suite, s.index) for s in shards]

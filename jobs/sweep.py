@@ -7,8 +7,9 @@ On a cluster (Ray sets RAY_ADDRESS for submitted jobs):
         --runtime-env-json '{"pip": ["-e ."], "env_vars": {"BIASEVAL_DATA_DIR": "/mnt/data"}}' \
         -- python jobs/sweep.py --config conf/paper.yaml --out /mnt/shared/runs/paper
 
-``--out`` must be a directory every node can write (a shared filesystem); rerunning the same
-command resumes an interrupted sweep.
+``--out`` is an object-store URI (``s3://bucket/runs/paper``: workers write their shards there,
+the driver publishes the rest, ``_MANIFEST.json`` last) or a directory every node can write (a
+shared filesystem). Rerunning the same command resumes an interrupted sweep.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from biaseval.pipeline import sweep  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, type=Path)
-    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--out", required=True, help="run directory every node can write, or an object-store URI")
     parser.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS, else local)")
     args = parser.parse_args(argv)
     try:
@@ -35,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     except BiasevalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    print(f"report: {summary.run.report}\nmetrics: {summary.run.metrics} ({summary.metrics.height} rows)")
+    run = summary.run
+    where = (lambda name: run.remote.uri(name)) if run.remote is not None else (lambda name: str(run.root / name))
+    print(f"report: {where('report.md')}\nmetrics: {where('metrics.parquet')} ({summary.metrics.height} rows)")
     return 0
 
 

@@ -1,0 +1,207 @@
+"""Where a run's files live: a local folder, or object storage (``s3://``, ``gs://``) through pyarrow's
+filesystems, with the same rule everywhere — a file is visible whole or not at all.
+
+- Local: written under a hidden temporary name in its folder, fsynced, renamed into place.
+- Object stores have no rename. A file is serialized completely in memory first and sent as one
+  upload; S3 and GCS make an object visible only when its upload completes, so an interrupted write
+  leaves nothing behind (never half a shard). Files too big for memory (items, labels) are uploaded
+  from a finished local copy, and ``_MANIFEST.json``, written last, names every file of the run
+  with its size: readers trust what the manifest lists.
+
+Credentials come from each provider's standard chain (AWS: environment, profile, instance role;
+GCS: application default credentials). ``endpoint`` points S3 at a compatible server (MinIO, Ceph,
+a test server); it is also read from ``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from .errors import RunDirError
+
+REMOTE_SCHEMES = ("s3", "gs", "gcs")
+MANIFEST = "_MANIFEST.json"
+
+
+def is_remote(location: str | Path) -> bool:
+    return urlparse(str(location)).scheme in REMOTE_SCHEMES
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """How to reach an object store (all optional; credentials never go here)."""
+
+    endpoint: str | None = None  # S3-compatible server, e.g. http://127.0.0.1:9000
+    region: str | None = None
+
+    @classmethod
+    def from_env(cls) -> "StoreOptions":
+        return cls(endpoint=os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None,
+                   region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None)
+
+    def merged(self, other: "StoreOptions | None") -> "StoreOptions":
+        if other is None:
+            return self
+        return StoreOptions(endpoint=other.endpoint or self.endpoint, region=other.region or self.region)
+
+
+@dataclass
+class Store:
+    """A folder on some filesystem: ``location`` is a local path or a URI."""
+
+    location: str
+    options: StoreOptions = field(default_factory=StoreOptions)
+
+    def __post_init__(self) -> None:
+        self.location = str(self.location).rstrip("/") or "/"
+        self.remote = is_remote(self.location)
+        if self.remote:
+            self.options = StoreOptions.from_env().merged(self.options)
+            self.fs, self.base = _remote_fs(self.location, self.options)
+        else:
+            self.fs, self.base = pafs.LocalFileSystem(), str(Path(self.location).resolve())
+
+    # --- names ---------------------------------------------------------------------------------
+    def path(self, rel: str) -> str:
+        """The filesystem path of ``rel`` (for pyarrow calls with ``filesystem=self.fs``)."""
+        return f"{self.base}/{rel}" if rel else self.base
+
+    def uri(self, rel: str) -> str:
+        return f"{self.location}/{rel}" if rel else self.location
+
+    def child(self, rel: str) -> "Store":
+        return Store(self.uri(rel), self.options)
+
+    # --- reading -------------------------------------------------------------------------------
+    def exists(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.path(rel)).type == pafs.FileType.File
+
+    def size(self, rel: str) -> int | None:
+        info = self.fs.get_file_info(self.path(rel))
+        return info.size if info.type == pafs.FileType.File else None
+
+    def read_bytes(self, rel: str) -> bytes:
+        with self.fs.open_input_stream(self.path(rel)) as fh:
+            return fh.read()
+
+    def read_text(self, rel: str) -> str:
+        return self.read_bytes(rel).decode("utf-8")
+
+    def parquet_metadata(self, rel: str) -> pq.FileMetaData:
+        return pq.read_metadata(self.path(rel), filesystem=self.fs)
+
+    def read_table(self, rels: list[str], columns: list[str] | None = None) -> pa.Table:
+        return pq.read_table([self.path(r) for r in rels], filesystem=self.fs, columns=columns, partitioning=None)
+
+    def files(self, prefix: str = "") -> list[str]:
+        """Relative names of every file under ``prefix`` (hidden temporaries excluded)."""
+        selector = pafs.FileSelector(self.path(prefix), recursive=True, allow_not_found=True)
+        start = len(self.base) + 1
+        return sorted(info.path[start:] for info in self.fs.get_file_info(selector)
+                      if info.type == pafs.FileType.File and not Path(info.path).name.startswith("."))
+
+    # --- writing (whole files only) ------------------------------------------------------------
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        if self.remote:
+            with self.fs.open_output_stream(self.path(rel)) as out:  # one upload of the finished bytes
+                out.write(data)
+            return
+        target = Path(self.path(rel))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def write_text(self, rel: str, text: str) -> None:
+        self.write_bytes(rel, text.encode("utf-8"))
+
+    def write_parquet(self, rel: str, table: pa.Table, metadata: dict[bytes, bytes] | None = None) -> None:
+        if metadata:
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer, compression="zstd")
+        self.write_bytes(rel, buffer.getvalue())
+
+    def upload(self, local: Path, rel: str) -> None:
+        """Copy a finished local file to ``rel`` (visible once its upload completes)."""
+        if not self.remote:
+            target = Path(self.path(rel))
+            if target.resolve() != Path(local).resolve():
+                self.write_bytes(rel, Path(local).read_bytes())
+            return
+        pafs.copy_files(str(local), self.path(rel), source_filesystem=pafs.LocalFileSystem(),
+                        destination_filesystem=self.fs)
+
+    def download(self, rel: str, local: Path) -> None:
+        local.parent.mkdir(parents=True, exist_ok=True)
+        tmp = local.with_name(f".{local.name}.{uuid.uuid4().hex[:12]}.tmp")
+        try:
+            pafs.copy_files(self.path(rel), str(tmp), source_filesystem=self.fs,
+                            destination_filesystem=pafs.LocalFileSystem())
+            os.replace(tmp, local)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def delete(self, rel: str) -> None:
+        try:
+            self.fs.delete_file(self.path(rel))
+        except FileNotFoundError:
+            pass
+
+    # --- the manifest --------------------------------------------------------------------------
+    def write_manifest(self, files: dict[str, int], extra: dict | None = None) -> None:
+        """``_MANIFEST.json``: every file of the run with its size, written after them all."""
+        self.write_text(MANIFEST, json.dumps({"files": files, **(extra or {})}, indent=1, sort_keys=True) + "\n")
+
+    def read_manifest(self) -> dict | None:
+        if not self.exists(MANIFEST):
+            return None
+        return json.loads(self.read_text(MANIFEST))
+
+    def polars_options(self) -> dict[str, str] | None:
+        """``storage_options`` for polars' readers of this store's URIs (None when local)."""
+        if not self.remote or not self.location.startswith("s3"):
+            return None
+        opts = {}
+        if self.options.endpoint:
+            opts["aws_endpoint_url"] = self.options.endpoint
+            opts["aws_allow_http"] = "true" if self.options.endpoint.startswith("http:") else "false"
+        if self.options.region:
+            opts["aws_region"] = self.options.region
+        return opts
+
+
+def _remote_fs(uri: str, options: StoreOptions) -> tuple[pafs.FileSystem, str]:
+    parsed = urlparse(uri)
+    if not parsed.netloc:
+        raise RunDirError(f"{uri}: no bucket in the URI (expected {parsed.scheme}://bucket/prefix)")
+    base = f"{parsed.netloc}{parsed.path}".rstrip("/")
+    if parsed.scheme == "s3":
+        kwargs = {}
+        if options.endpoint:
+            endpoint = urlparse(options.endpoint)
+            kwargs["endpoint_override"] = endpoint.netloc or options.endpoint
+            kwargs["scheme"] = endpoint.scheme or "https"
+        if options.region:
+            kwargs["region"] = options.region
+        return pafs.S3FileSystem(**kwargs), base
+    try:
+        return pafs.GcsFileSystem(), base
+    except Exception as exc:  # pragma: no cover - depends on pyarrow's build
+        raise RunDirError(f"{uri}: this pyarrow has no Google Cloud Storage support ({exc})") from None
