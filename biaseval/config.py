@@ -283,7 +283,7 @@ def resolve_suites(config: RunConfig, config_dir: Path, doc: YamlDoc | None = No
                 raise doc.fail(("targets", suite.name), message) if doc else ConfigError(message)
             if tuple(wanted) != suite.targets:
                 suite = suite.with_targets(tuple(wanted))
-                SUITES.put(suite.name, suite)
+        SUITES.put(suite.name, suite)  # this run's version of the suite (its targets), until another run's
         names.append(suite.name)
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes and doc:

@@ -344,6 +344,10 @@ class ShardWorker:
         self.limiter = limiter
         self.die_after = die_after
         self.done = 0
+        import ray
+
+        # one line in this worker's log: which system it hosts, on which node (placement is checkable)
+        print(f"biaseval: ShardWorker {system} on node {ray.get_runtime_context().get_node_id()}", flush=True)
 
     def _finished(self) -> None:
         self.done += 1
@@ -431,6 +435,17 @@ class Progress:
             )
 
 
+def _job_env_vars() -> dict:
+    """The env_vars of the runtime_env this process was submitted with (``ray job submit``), if any."""
+    import json
+
+    try:
+        job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
+    except ValueError:
+        return {}
+    return (job.get("runtime_env") or {}).get("env_vars") or {}
+
+
 @contextmanager
 def ray_session(address: str | None = None) -> Iterator[None]:
     """Use a running Ray, connect to ``address``/``RAY_ADDRESS``, or start a local one (and stop it after)."""
@@ -440,7 +455,9 @@ def ray_session(address: str | None = None) -> Iterator[None]:
         yield
         return
     address = address or os.environ.get("RAY_ADDRESS")
-    env = {k: v for k, v in os.environ.items() if k.startswith("BIASEVAL_")}
+    # The workers get the driver's BIASEVAL_* settings (data folder, offline, cache) — except those a
+    # submitted job's runtime_env already sets: Ray refuses to merge the same variable twice.
+    env = {k: v for k, v in os.environ.items() if k.startswith("BIASEVAL_") and k not in _job_env_vars()}
     if address:
         ray.init(address=address, runtime_env={"env_vars": env} if env else None, logging_level="WARNING")
     else:

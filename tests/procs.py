@@ -16,7 +16,9 @@ import time
 
 def _table() -> list[tuple[int, int, str]]:
     """(pid, session id, command line) of every live process (zombies, already dead, left out)."""
-    out = subprocess.run(["ps", "-e", "-o", "pid=,sid=,stat=,args="], capture_output=True, text=True).stdout
+    # -ww: full command lines. Without it ps cuts them at $COLUMNS, which pytest sets (80 in CI), and
+    # markers such as a Ray temp dir deep in a raylet's arguments went unseen (and the processes lived on).
+    out = subprocess.run(["ps", "-ww", "-e", "-o", "pid=,sid=,stat=,args="], capture_output=True, text=True).stdout
     rows = []
     for line in out.splitlines():
         parts = line.split(None, 3)

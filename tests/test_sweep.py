@@ -17,7 +17,7 @@ import yaml
 from biaseval.errors import RunDirError, SweepFailed
 from biaseval.pipeline import sweep
 from conftest import REPO
-from procs import kill_sessions, wait_sessions_gone
+from procs import kill_sessions, sessions_matching, wait_sessions_gone
 
 SUITES = ["otsc-hi", "winomt-hi"]
 SYSTEMS = ["google", "aws"]
@@ -113,9 +113,13 @@ def test_killed_process_resumes_exactly(tmp_path, data_dir):
             time.sleep(0.02)
         assert proc.poll() is None, "the sweep finished before it could be interrupted"
     finally:
-        # the driver leads its own session; Ray's workers stay in it (in their own process groups)
-        survivors = kill_sessions({proc.pid})
+        # the driver leads its own session; Ray's workers stay in it (in their own process groups).
+        # Anything naming this Ray's temp dir is stopped too, in case a process was still being
+        # started while the session was killed; then once more after a pause.
+        survivors = kill_sessions({proc.pid} | sessions_matching(ray_tmp))
         proc.wait(timeout=30)
+        time.sleep(1.0)
+        survivors += kill_sessions({proc.pid} | sessions_matching(ray_tmp))
     assert survivors == []
     interrupted = len(shard_files(out))
     assert 5 <= interrupted < 2 * (108 + 18)
@@ -126,9 +130,10 @@ def test_killed_process_resumes_exactly(tmp_path, data_dir):
     try:
         _, stderr = rerun.communicate(timeout=300)
     finally:
-        kill_sessions({rerun.pid})
+        kill_sessions({rerun.pid} | sessions_matching(ray_tmp))
     assert rerun.returncode == 0, stderr
     assert f"resuming {out}: {interrupted} of" in stderr
     assert_complete(out)
     assert wait_sessions_gone({rerun.pid}) == [], "the sweep left processes behind"
+    assert kill_sessions(sessions_matching(ray_tmp)) == []
     shutil.rmtree(ray_tmp, ignore_errors=True)

@@ -10,6 +10,10 @@ from . import tgbi_hi, winomt_en, winomt_hi  # noqa: F401  (registration)
 from .base import ITEM_SCHEMA, SUITES, FileSuite, Subset, Suite, SuiteData, TableData
 from .template import TemplateSuite, load_template
 
+# The built-in suites as defined, before any run narrows one to some target languages (a run
+# registers its narrowed copy; the next run starts again from these).
+BUILTIN = {name: SUITES.get(name) for name in SUITES}
+
 # The suites shipped in this repository's conf/suites (found when biaseval runs from a checkout).
 REPO_SUITES = Path(__file__).resolve().parent.parent.parent / "conf" / "suites"
 
@@ -27,6 +31,8 @@ def suite_path(name: str, config_dir: Path) -> Path | None:
 
 def resolve_suite(name: str, config_dir: Path, lexicon: str | Path | None = None, where: str = "") -> Suite:
     """A built-in suite, or the template suite ``name`` (a name or a .yaml path), loaded and registered."""
+    if name in BUILTIN:
+        return BUILTIN[name]
     if name in SUITES and not isinstance(SUITES.get(name), TemplateSuite):
         return SUITES.get(name)
     path = suite_path(name, config_dir)

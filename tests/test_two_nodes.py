@@ -1,0 +1,183 @@
+"""A two-node Ray cluster on this machine (`ray start --head` plus a second node with its own
+resources and temp dir), sweeps submitted with `ray job submit`, systems placed on nodes by custom
+resources, and the loss of a node mid-sweep: the job fails saying how to resume, and the rerun on
+the repaired cluster ends with exactly one row per item × system."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from conftest import REPO
+from procs import kill_sessions, sessions_matching
+from test_sweep import ITEMS, small_config
+
+RAY = str(Path(sys.executable).parent / "ray")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """Head (custom resource ``head_node``, dashboard for job submission) and a second node
+    (``node_b``), each with its own temp dir; every process is found again by that dir."""
+
+    def __init__(self) -> None:
+        self.port, self.dashboard = _free_port(), _free_port()
+        self.head_tmp = tempfile.mkdtemp(prefix="bvh", dir="/tmp")  # short: socket paths must fit 107 bytes
+        self.node_tmps: list[str] = []
+        # token auth (on by default with `ray start`): every client asks for it; node loss noticed in ~3 s
+        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
+                    "RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3",
+                    "RAY_health_check_initial_delay_ms": "1000"}
+        self._ray("start", "--head", f"--port={self.port}", "--num-cpus=2", '--resources={"head_node": 1}',
+                  "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.dashboard}",
+                  f"--temp-dir={self.head_tmp}", "--disable-usage-stats")
+        self.start_node()
+
+    def _ray(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        done = subprocess.run([RAY, *args], env=self.env, capture_output=True, text=True, timeout=timeout,
+                              start_new_session=True)
+        assert done.returncode == 0, f"ray {' '.join(args)}: {done.stderr[-2000:]}"
+        return done
+
+    def start_node(self) -> None:
+        tmp = tempfile.mkdtemp(prefix="bvn", dir="/tmp")
+        self.node_tmps.append(tmp)
+        self._ray("start", f"--address=127.0.0.1:{self.port}", "--num-cpus=2", '--resources={"node_b": 1}',
+                  f"--temp-dir={tmp}", f"--dashboard-agent-listen-port={_free_port()}", "--disable-usage-stats")
+
+    def kill_node(self) -> list[int]:
+        """SIGKILL every process of the second node (raylet, workers, agents), as a lost machine."""
+        return kill_sessions(sessions_matching(self.node_tmps[-1]))
+
+    def submit(self, config: Path, out: Path, *, wait: bool = True) -> str:
+        job = f"biaseval-{os.urandom(4).hex()}"
+        runtime_env = {"env_vars": {"BIASEVAL_DATA_DIR": os.environ["BIASEVAL_DATA_DIR"], "BIASEVAL_OFFLINE": "1",
+                                    "BIASEVAL_CACHE_DIR": os.environ["BIASEVAL_CACHE_DIR"]}}
+        args = ["job", "submit", f"--address=http://127.0.0.1:{self.dashboard}", f"--submission-id={job}",
+                f"--runtime-env-json={json.dumps(runtime_env)}"]
+        if not wait:
+            args.append("--no-wait")
+        deadline = time.monotonic() + 90
+        while True:  # right after `ray start` the job agent may not be up yet
+            done = subprocess.run([RAY, *args, "--", sys.executable, str(REPO / "jobs" / "sweep.py"), "--config",
+                                   str(config), "--out", str(out)], env=self.env, capture_output=True, text=True,
+                                  timeout=600, start_new_session=True)
+            if "No available agent" not in done.stderr or time.monotonic() > deadline:
+                break
+            time.sleep(2)
+        assert f"'{job}'" in done.stdout + done.stderr, f"ray job submit: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+        return job
+
+    def status(self, job: str) -> str:
+        done = self._ray("job", "status", f"--address=http://127.0.0.1:{self.dashboard}", job)
+        out = done.stdout + done.stderr
+        for state, said in (("SUCCEEDED", f"Job '{job}' succeeded"), ("FAILED", f"Job '{job}' failed"),
+                            ("STOPPED", f"Job '{job}' was stopped")):
+            if said in out:
+                return state
+        found = re.search(rf"Status for job '{re.escape(job)}': (\w+)", out)
+        return found.group(1) if found else "UNKNOWN"
+
+    def wait(self, job: str, timeout: float = 300) -> str:
+        deadline = time.monotonic() + timeout
+        while (state := self.status(job)) in ("RUNNING", "PENDING") and time.monotonic() < deadline:
+            time.sleep(1)
+        return state
+
+    def logs(self, job: str) -> str:
+        return self._ray("job", "logs", f"--address=http://127.0.0.1:{self.dashboard}", job).stdout
+
+    def worker_logs(self, tmp: str) -> str:
+        logs = Path(tmp, "session_latest", "logs")
+        return "\n".join(p.read_text(errors="ignore") for p in logs.glob("worker-*.out"))
+
+    def stop(self) -> list[int]:
+        survivors = kill_sessions(set().union(*(sessions_matching(t) for t in [self.head_tmp, *self.node_tmps])))
+        for tmp in [self.head_tmp, *self.node_tmps]:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return survivors
+
+
+@pytest.fixture
+def cluster(data_dir):
+    c = Cluster()
+    try:
+        yield c
+    finally:
+        assert c.stop() == []
+
+
+def _placed(tmp_path: Path, **changes) -> Path:
+    """The small recorded config with google pinned to the head and aws to the second node."""
+    path = small_config(tmp_path)
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec["systems"]["google"]["resources"] = {"head_node": 0.1}
+    spec["systems"]["aws"]["resources"] = {"node_b": 0.1}
+    spec.update(changes)
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _one_row_per_item_and_system(out: Path, systems: int) -> None:
+    rows = pl.read_parquet(sorted((out / "translations").rglob("shard-*.parquet")), hive_partitioning=False)
+    assert rows.height == ITEMS * systems
+    assert rows.select(pl.struct("system", "item_id").n_unique()).item() == rows.height
+    assert rows["translation"].null_count() == 0
+    assert pl.read_parquet(out / "labels.parquet").height == rows.height
+
+
+def test_job_submit_places_systems_on_both_nodes(cluster, tmp_path):
+    out = tmp_path / "run"
+    job = cluster.submit(_placed(tmp_path), out)
+    assert cluster.wait(job) == "SUCCEEDED", cluster.logs(job)[-3000:]
+    _one_row_per_item_and_system(out, 2)
+    head, node = cluster.worker_logs(cluster.head_tmp), cluster.worker_logs(cluster.node_tmps[-1])
+    assert "biaseval: ShardWorker google on node" in head and "ShardWorker aws" not in head
+    assert "biaseval: ShardWorker aws on node" in node and "ShardWorker google" not in node
+
+
+def test_losing_a_node_mid_sweep_then_rerun(cluster, tmp_path):
+    """The second node hosts a rate-limited live system; it is killed mid-sweep. The job fails naming
+    the lost work and how to resume; with the node back, the same job completes exactly."""
+    store = tmp_path / "store"
+    config = _placed(tmp_path, cache={"path": str(store)}, sweep={"shard_size": 500, "texts_per_task": 100})
+    spec = yaml.safe_load(config.read_text(encoding="utf-8"))
+    spec["systems"]["aws"] = {"backend": "identity", "version": "identity", "resources": {"node_b": 0.1},
+                              "limits": {"chars_per_min": 1_500_000}}  # its 360 k characters take ~15 s
+    config.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "run"
+    job = cluster.submit(config, out, wait=False)
+    deadline = time.monotonic() + 120
+    while not any(store.rglob("*.parquet")) and time.monotonic() < deadline:  # the live system is sending
+        time.sleep(0.2)
+    time.sleep(2)
+    assert cluster.status(job) == "RUNNING"
+    assert cluster.kill_node() == []
+    state = cluster.wait(job, timeout=180)
+    logs = cluster.logs(job)
+    assert state == "FAILED", logs[-3000:]
+    assert "rerun of the same command resumes" in logs
+    assert not (out / "metrics.parquet").exists()
+
+    cluster.start_node()
+    again = cluster.submit(config, out)
+    assert cluster.wait(again) == "SUCCEEDED", cluster.logs(again)[-3000:]
+    assert "resuming" in cluster.logs(again)
+    _one_row_per_item_and_system(out, 2)
