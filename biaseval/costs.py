@@ -1,10 +1,13 @@
-"""The cost guard: what a sweep would send to each system, after the translation store, and its price."""
+"""The cost guard: what a sweep would send to each system, after the translation store, its price,
+and how long the system's quota (requests/s, characters/min) makes it take — for sizing a cluster
+before paying."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .sweep import Prepared, cache_for, plan_live
+from .sweep import Prepared, backend_of, cache_for, plan_live
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,9 @@ class SystemEstimate:
     chars: int
     cost: float | None  # in the currency of price_per_million_chars
     budget: int | None
+    requests: int | None = None  # at least this many provider requests (texts packed within its limits)
+    quota_s: float | None = None  # the time its rate limits imply, at best
+    bound_by: str | None = None  # which limit sets that time: "requests/s" or "chars/min"
 
     @property
     def over_budget(self) -> bool:
@@ -33,27 +39,73 @@ def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimat
         plan = live.get(system)
         chars = plan.chars if plan else 0
         price = cfg.price_per_million_chars
+        requests = quota = bound = None
+        if plan:
+            requests = request_count(plan.sends, chars, backend_of(cfg), cfg.options)
+            quota, bound = quota_time(requests, chars, cfg.limits.requests_per_s, cfg.limits.chars_per_min)
         out.append(SystemEstimate(
             system, cfg.backend, items,
             plan.unique if plan else None, plan.cached if plan else None, plan.sends if plan else None,
-            chars, chars / 1e6 * price if price is not None else None, cfg.max_chars,
+            chars, chars / 1e6 * price if price is not None else None, cfg.max_chars, requests, quota, bound,
         ))
     return out
 
 
+def request_count(texts: int, chars: int, backend, options: dict) -> int:
+    """Requests needed for ``texts`` texts of ``chars`` characters in all, packed within the backend's
+    per-request limits (a lower bound: packing wastes a little of each request)."""
+    if texts == 0:
+        return 0
+    limits = backend.limits_for(backend.Options.model_validate(options))
+    return max(math.ceil(texts / limits.max_items), math.ceil(chars / limits.max_units))
+
+
+def quota_time(requests: int, chars: int, requests_per_s: float | None,
+               chars_per_min: float | None) -> tuple[float | None, str | None]:
+    """Seconds the rate limits imply for this work, and which limit binds (None: no limit set)."""
+    times = {}
+    if requests_per_s:
+        times["requests/s"] = requests / requests_per_s
+    if chars_per_min:
+        times["chars/min"] = chars / chars_per_min * 60
+    if not times:
+        return None, None
+    bound = max(times, key=times.get)
+    return times[bound], bound
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "no quota set"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
 def format_estimates(estimates: list[SystemEstimate]) -> str:
-    head = ("system", "backend", "items", "distinct texts", "in store", "to send", "characters", "est. cost", "budget")
+    head = ("system", "backend", "items", "distinct texts", "in store", "to send", "requests", "characters",
+            "est. cost", "quota time", "budget")
     rows = []
     for e in estimates:
         def n(v):
             return "—" if v is None else f"{v:,}"
         budget = "—" if e.budget is None else (f"{e.budget:,} OVER" if e.over_budget else f"{e.budget:,} ok")
-        rows.append((e.system, e.backend, n(e.items), n(e.unique), n(e.cached), n(e.to_send), f"{e.chars:,}",
-                     "—" if e.cost is None else f"{e.cost:,.2f}", budget))
+        quota = "—" if e.requests is None else duration(e.quota_s) + (f" ({e.bound_by})" if e.bound_by else "")
+        rows.append((e.system, e.backend, n(e.items), n(e.unique), n(e.cached), n(e.to_send),
+                     "—" if e.requests is None else f"≥{e.requests:,}", f"{e.chars:,}",
+                     "—" if e.cost is None else f"{e.cost:,.2f}", quota, budget))
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     total = sum(e.cost or 0 for e in estimates)
     lines.append(f"items × systems: {sum(e.items for e in estimates):,} rows; characters to send: "
                  f"{sum(e.chars for e in estimates):,}")
     lines.append(f"total estimated cost: {total:,.2f} (systems without price_per_million_chars count 0)")
+    slowest = max((e for e in estimates if e.quota_s is not None), key=lambda e: e.quota_s, default=None)
+    if slowest is not None:
+        lines.append(f"quota time: systems run in parallel, so the sweep takes at least {duration(slowest.quota_s)} "
+                     f"({slowest.system}, bound by its {slowest.bound_by}); more actors do not beat a quota")
     return "\n".join(lines)

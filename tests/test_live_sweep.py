@@ -72,10 +72,11 @@ def test_plan_and_budget(tmp_path, data_dir):
     result = CliRunner().invoke(main, ["plan", "--config", str(config)])
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.startswith("copy")).split()
-    # system, backend, items, distinct texts, in store, to send, characters, est. cost, budget
+    # system, backend, items, distinct texts, in store, to send, requests, characters, est. cost, quota time, budget
     assert line[:6] == ["copy", "identity", f"{WINO:,}", f"{WINO_TEXTS:,}", "0", f"{WINO_TEXTS:,}"]
-    chars = int(line[6].replace(",", ""))
-    assert float(line[7]) == pytest.approx(chars / 1e6 * 20.0, abs=0.01)
+    assert line[6] == "≥1"  # identity packs up to 100,000 texts a request
+    chars = int(line[7].replace(",", ""))
+    assert float(line[8]) == pytest.approx(chars / 1e6 * 20.0, abs=0.01)
     assert "total estimated cost:" in result.output
 
     tight = live_config(tmp_path, {"copy": {**IDENTITY["copy"], "max_chars": 1000}}, "tight.yaml")

@@ -68,8 +68,9 @@ class ApertiumTranslator(TextTranslator):
         except KeyError:
             raise ConfigError(f"systems.{self.system}: no Apertium code for {src!r} or {tgt!r}; set options.pair") from None
 
-    def limits(self) -> BatchLimits:
-        return BatchLimits(max_items=self.options.max_texts, max_units=1_000_000)
+    @classmethod
+    def limits_for(cls, options) -> BatchLimits:
+        return BatchLimits(max_items=options.max_texts, max_units=1_000_000)
 
     def version(self, mode: str) -> str:
         """``apertium-<mode> <package version>`` (per mode of a chain), or a digest of the mode file

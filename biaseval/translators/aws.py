@@ -135,7 +135,8 @@ class AwsTranslator(TextTranslator):
 
     # -- translating ------------------------------------------------------------------------------
 
-    def limits(self) -> BatchLimits:
+    @classmethod
+    def limits_for(cls, options) -> BatchLimits:
         return BatchLimits(max_items=1, max_units=MAX_TEXT_BYTES, unit="utf8_bytes")
 
     def _request(self, text: str, src: str, tgt: str) -> dict[str, Any]:

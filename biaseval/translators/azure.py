@@ -138,7 +138,8 @@ class AzureTranslator(TextTranslator):
     def __repr__(self) -> str:
         return f"AzureTranslator(system={self.system!r}, options={self.options!r})"
 
-    def limits(self) -> BatchLimits:
+    @classmethod
+    def limits_for(cls, options) -> BatchLimits:
         return BatchLimits(max_items=MAX_ELEMENTS, max_units=MAX_CHARS, unit="chars")
 
     def translate_batch(self, texts: list[str], src: str, tgt: str, *, timeout: float) -> BatchOutput:

@@ -115,8 +115,13 @@ class TextTranslator(Translator):
         """Acquire what is heavy (a model's weights) once per actor, before the first request; a
         failure here stops the sweep instead of being recorded on every row."""
 
-    def limits(self) -> BatchLimits:
+    @classmethod
+    def limits_for(cls, options) -> BatchLimits:
+        """What one request may carry, from the options alone (the cost plan needs it without a client)."""
         return BatchLimits(max_items=64, max_units=100_000)
+
+    def limits(self) -> BatchLimits:
+        return self.limits_for(self.options)
 
     def requests_for(self, texts: Sequence[str]) -> int:
         """How many provider requests one batch costs (for request-rate limits)."""

@@ -137,7 +137,8 @@ class GoogleTranslator(TextTranslator):
                 ssl_channel_credentials=grpc.local_channel_credentials(grpc.LocalConnectionType.LOCAL_TCP))
         return translate_v3.TranslationServiceClient(transport=transport)
 
-    def limits(self) -> BatchLimits:
+    @classmethod
+    def limits_for(cls, options) -> BatchLimits:
         return BatchLimits(max_items=MAX_STRINGS, max_units=MAX_CODEPOINTS, unit="chars")
 
     def translate_batch(self, texts: list[str], src: str, tgt: str, *, timeout: float) -> BatchOutput:

@@ -520,8 +520,9 @@ class LocalModelTranslator(TextTranslator):
                 self._load_error = f"cannot load {self.options.model!r}: {type(exc).__name__}: {exc}"
                 raise ModelLoadError(self._load_error) from exc
 
-    def limits(self) -> BatchLimits:
-        return BatchLimits(max_items=self.options.batch_size * 8, max_units=1_000_000)
+    @classmethod
+    def limits_for(cls, options) -> BatchLimits:
+        return BatchLimits(max_items=options.batch_size * 8, max_units=1_000_000)
 
 
 @TRANSLATORS.register("hf")

@@ -15,7 +15,8 @@ class IdentityTranslator(TextTranslator):
 
     provider = "biaseval identity"
 
-    def limits(self) -> BatchLimits:
+    @classmethod
+    def limits_for(cls, options) -> BatchLimits:
         return BatchLimits(max_items=100_000, max_units=10**9)
 
     def translate_batch(self, texts, src, tgt, *, timeout):
