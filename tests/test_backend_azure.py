@@ -107,8 +107,8 @@ def test_registered_with_options_that_forbid_unknown_keys():
     system = SystemConfig(backend="azure", version="azure 2026-06-06", options={"category": "abc-123"},
                           limits={"chars_per_min": 600_000}, retry={"max_attempts": 5, "timeout_s": 30})
     assert AzureTranslator.Options.model_validate(system.options).category == "abc-123"
-    assert AzureTranslator.limits(None).max_items == MAX_ELEMENTS == 1000  # type: ignore[arg-type]
-    assert AzureTranslator.limits(None).max_units == MAX_CHARS == 50_000  # type: ignore[arg-type]
+    assert AzureTranslator.limits_for(options).max_items == MAX_ELEMENTS == 1000
+    assert AzureTranslator.limits_for(options).max_units == MAX_CHARS == 50_000
 
 
 def test_missing_key_is_a_config_error_naming_the_variable(monkeypatch, fake):
