@@ -50,7 +50,8 @@ class SystemConfig(_Frozen):
     targets: tuple[str, ...] | None = Field(default=None, min_length=1,
                                             description="only these target languages (default: every target of "
                                                         "each suite), e.g. a model for one language pair")
-    actors: int = Field(default=1, ge=1, description="Ray actors hosting this system's backend")
+    actors: int | Literal["auto"] = Field(default=1, description="Ray actors hosting this system's backend, or "
+                                          "'auto': as many as the cluster's resources fit (see sweep.actors_for)")
     num_cpus: float = Field(default=0.0, ge=0, description="CPUs reserved per actor (0 for I/O-bound clients)")
     num_gpus: float = Field(default=0.0, ge=0)
     resources: dict[str, float] = Field(default_factory=dict, description="custom Ray resources per actor")
@@ -59,6 +60,17 @@ class SystemConfig(_Frozen):
     retry: RetryConfig = RetryConfig()
     price_per_million_chars: float | None = Field(default=None, ge=0, description="for the cost estimate")
     max_chars: int | None = Field(default=None, ge=0, description="refuse a sweep that would send more")
+
+    @field_validator("actors")
+    @classmethod
+    def _actors(cls, value):
+        return _positive_actors(value)
+
+
+def _positive_actors(value):
+    if isinstance(value, int) and value < 1:
+        raise ValueError("actors must be at least 1 (or 'auto')")
+    return value
 
 
 class SweepConfig(_Frozen):

@@ -435,6 +435,27 @@ class Progress:
             )
 
 
+# CPUs left to Ray's own tasks when actors are sized to the cluster ("auto"): an actor pool that takes
+# every CPU starves the pipeline's read/write tasks.
+RESERVED_CPUS = 1
+
+
+def actors_for(cfg: SystemConfig, cluster: dict[str, float]) -> int:
+    """How many actors host a system: its ``actors``, or for ``auto`` as many as the cluster's totals
+    (``ray.cluster_resources()``) fit with the resources each actor asks for (GPUs, custom
+    resources, CPUs less RESERVED_CPUS). An actor that asks for nothing (an API client) gets 1: its
+    throughput is set by its quota and ``concurrency``, not by the cluster."""
+    if cfg.actors != "auto":
+        return cfg.actors
+    wants = {"GPU": cfg.num_gpus, "CPU": cfg.num_cpus, **cfg.resources}
+    fits = []
+    for name, amount in wants.items():
+        if amount and amount > 0:
+            total = cluster.get(name, 0.0) - (RESERVED_CPUS if name == "CPU" else 0)
+            fits.append(int(total // amount))
+    return max(1, min(fits)) if fits else 1
+
+
 def _job_env_vars() -> dict:
     """The env_vars of the runtime_env this process was submitted with (``ray job submit``), if any."""
     import json
@@ -510,6 +531,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         ready.setdefault(task.system, deque())
         later.setdefault(task.system, deque())
     refs = {name: ray.put(data) for name, data in prepared.suites.items()}
+    cluster = ray.cluster_resources()  # for systems with actors: auto
     worker_cls = ray.remote(ShardWorker)
     limiter_cls = ray.remote(RateLimiter)
     in_flight: dict[ray.ObjectRef, tuple[Task, object]] = {}
@@ -551,7 +573,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             limiter = limiter_cls.options(num_cpus=0).remote(
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s)
             limiters.append(limiter)
-        count = min(cfg.actors, len(ready[system]) + len(later[system]))
+        count = min(actors_for(cfg, cluster), len(ready[system]) + len(later[system]))
         options = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus, "max_restarts": 0, "max_concurrency": 1}
         if cfg.resources:
             options["resources"] = dict(cfg.resources)

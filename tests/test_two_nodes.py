@@ -181,3 +181,20 @@ def test_losing_a_node_mid_sweep_then_rerun(cluster, tmp_path):
     assert cluster.wait(again) == "SUCCEEDED", cluster.logs(again)[-3000:]
     assert "resuming" in cluster.logs(again)
     _one_row_per_item_and_system(out, 2)
+
+
+def test_actors_sized_from_the_cluster():
+    from biaseval.config import SystemConfig
+    from biaseval.sweep import actors_for
+
+    cluster = {"CPU": 16.0, "GPU": 4.0, "gpu_worker": 2.0, "memory": 1e11}
+    def system(**kw):
+        return SystemConfig(backend="identity", **kw)
+    assert actors_for(system(actors=3), cluster) == 3
+    assert actors_for(system(actors="auto"), cluster) == 1  # an API client: its quota sets the pace
+    assert actors_for(system(actors="auto", num_gpus=1), cluster) == 4
+    assert actors_for(system(actors="auto", num_gpus=0.5, resources={"gpu_worker": 1}), cluster) == 2
+    assert actors_for(system(actors="auto", num_cpus=2), cluster) == 7  # one CPU left to Ray's own tasks
+    assert actors_for(system(actors="auto", num_gpus=1), {"CPU": 2.0}) == 1  # none fits: still one (it waits)
+    with pytest.raises(ValueError):
+        system(actors=0)
