@@ -61,16 +61,20 @@ class SystemConfig(_Frozen):
     price_per_million_chars: float | None = Field(default=None, ge=0, description="for the cost estimate")
     max_chars: int | None = Field(default=None, ge=0, description="refuse a sweep that would send more")
 
-    @field_validator("actors")
+    @field_validator("actors", mode="before")
     @classmethod
     def _actors(cls, value):
         return _positive_actors(value)
 
 
 def _positive_actors(value):
-    if isinstance(value, int) and value < 1:
-        raise ValueError("actors must be at least 1 (or 'auto')")
-    return value
+    """A whole number ≥ 1 or "auto" — one clear message for anything else."""
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    from pydantic_core import PydanticCustomError
+
+    raise PydanticCustomError("actors", "expected a whole number of actors (at least 1) or 'auto', not {value}",
+                              {"value": repr(value)})
 
 
 class SweepConfig(_Frozen):

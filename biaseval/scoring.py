@@ -166,7 +166,7 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
                 corpus = corpus_labelled(suite, config)
                 columns = LABEL_INPUT + (["source"] if "rows" in keys or corpus else [])
                 for group in ([paths] if corpus else _groups(paths, shards)):
-                    rows_in = (pl.from_arrow(shards.read_table(group, columns)) if shards is not None
+                    rows_in = (shards.read_frame(group, columns) if shards is not None
                                else pl.read_parquet(group, columns=columns))
                     labelled = (label_corpus(rows_in, suite, config, items_path) if corpus
                                 else label(rows_in, suite, config))

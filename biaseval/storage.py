@@ -103,6 +103,14 @@ class Store:
     def read_table(self, rels: list[str], columns: list[str] | None = None) -> pa.Table:
         return pq.read_table([self.path(r) for r in rels], filesystem=self.fs, columns=columns, partitioning=None)
 
+    def read_frame(self, rels: list[str], columns: list[str] | None = None):
+        """Parquet files as one polars frame (polars' own reader for local files: the fastest here)."""
+        import polars as pl
+
+        if not self.remote:
+            return pl.read_parquet([self.path(r) for r in rels], columns=columns, hive_partitioning=False)
+        return pl.from_arrow(self.read_table(rels, columns))
+
     def files(self, prefix: str = "") -> list[str]:
         """Relative names of every file under ``prefix`` (hidden temporaries excluded)."""
         selector = pafs.FileSelector(self.path(prefix), recursive=True, allow_not_found=True)

@@ -138,9 +138,7 @@ class RunDir:
         return self.shards.parquet_metadata(rel).num_rows
 
     def read_shards(self, rels: list[str], columns: list[str] | None = None):
-        import polars as pl
-
-        return pl.from_arrow(self.shards.read_table(list(rels), columns))
+        return self.shards.read_frame(list(rels), columns)
 
     def shard_files(self, prefix: str = "") -> list[str]:
         return [f for f in self.shards.files(prefix) if f.endswith(".parquet")]

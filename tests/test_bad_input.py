@@ -64,7 +64,7 @@ def test_unknown_key_is_rejected_with_its_line(tmp_path):
 
 def test_wrong_type_names_the_field(tmp_path):
     config = paper_with(tmp_path, lambda c: c["systems"]["aws"].update(actors="two"))
-    assert_fails(tmp_path, config, "systems.aws.actors: Input should be a valid integer")
+    assert_fails(tmp_path, config, "systems.aws.actors: expected a whole number of actors (at least 1) or 'auto', not 'two'")
 
 
 def test_backend_options_are_validated_by_the_backend(tmp_path):
