@@ -187,16 +187,19 @@ def sweep_child(config: str, out: str) -> None:
     the clock; prints items, seconds and the driver's peak anonymous RSS."""
     import ray
 
-    from biaseval.pipeline import sweep
+    from biaseval.pipeline import sweep, write_report
 
     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR")
     with PeakAnonRss() as rss:
         start = time.perf_counter()
-        summary = sweep(config, out, stream=open(os.devnull, "w"))
+        summary = sweep(config, out, stream=open(os.devnull, "w"), report=False)
         seconds = time.perf_counter() - start
     ray.shutdown()
+    start = time.perf_counter()
+    write_report(summary.run, summary.metrics)  # report.md + report.html: a cost per run, not per item
+    report_s = time.perf_counter() - start
     rows = pl.scan_parquet(Path(out) / "labels.parquet").select(pl.len()).collect().item()
-    print(json.dumps({"rows": rows, "seconds": seconds, "peak_mb": rss.peak_kb / 1024,
+    print(json.dumps({"rows": rows, "seconds": seconds, "peak_mb": rss.peak_kb / 1024, "report_s": report_s,
                       "metrics": summary.metrics.height}))
 
 
@@ -215,7 +218,8 @@ def bench_sweep(sizes: list[int]) -> None:
             rate = r["rows"] / r["seconds"]
             print(f"expansion + sweep + scoring (OTSC-shaped template, identity system, Ray started beforehand): "
                   f"{r['rows']:,} items in {r['seconds']:.1f} s = {rate:,.0f} items/s, {1e6 / rate:.1f} µs per item "
-                  f"(target 50 k: ratio {rate / 50e3:.2f}); driver peak anonymous RSS {r['peak_mb']:.0f} MB")
+                  f"(target 50 k: ratio {rate / 50e3:.2f}); driver peak anonymous RSS {r['peak_mb']:.0f} MB; "
+                  f"then the reports (md + html with charts) {r['report_s']:.1f} s")
         if len(results) > 1:
             growth = results[-1]["peak_mb"] / results[0]["peak_mb"]
             print(f"expansion + sweep + scoring: driver peak anonymous RSS grows {growth:.2f}x from "

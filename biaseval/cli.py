@@ -37,7 +37,9 @@ def main() -> None:
 @click.option("--systems", default=None, help="comma-separated subset of the config's systems")
 @click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
 @click.option("--refresh", is_flag=True, help="translate everything afresh (ignore the translation store); needs a new --out")
-def sweep(config_path: Path, out: str, systems: str | None, address: str | None, refresh: bool) -> None:
+@click.option("--no-report", is_flag=True, help="skip report.md/report.html (labels and metrics are written; "
+                                                 "`biaseval score` writes the reports later)")
+def sweep(config_path: Path, out: str, systems: str | None, address: str | None, refresh: bool, no_report: bool) -> None:
     """Translate every suite with every system, then score and write the report.
 
     Exits 4 when some texts could not be translated (they are recorded with their error; a rerun
@@ -45,7 +47,7 @@ def sweep(config_path: Path, out: str, systems: str | None, address: str | None,
     from .pipeline import sweep as run_sweep
 
     summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
-                        refresh=refresh)
+                        refresh=refresh, report=not no_report)
     s = summary.sweep
     click.echo(
         f"sweep: {s.shards} shards ({s.skipped} reused), {s.sent:,} texts sent, {summary.metrics.height} metric rows, "

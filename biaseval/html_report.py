@@ -46,6 +46,7 @@ PAIRWISE = pl.col("subset").str.starts_with("vs/")
 PAIR_METRICS = ("mcnemar_p", "diff_correct")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MAX_OCCUPATIONS_DRAWN = 60
+MAX_OCCUPATION_CHARTS = 6  # per suite: a chart costs about a second to draw, tables are cheap
 MAX_WORD_ROWS = 1000
 MAX_DRIFT_ROWS = 60
 HISTORY_COLUMNS = {"run_id": pl.String, "created_at": pl.Datetime("us", "UTC"), "system": pl.String, "suite": pl.String,
@@ -561,17 +562,22 @@ def _occupations(page: _Page, run: RunDir, part: pl.DataFrame, suite: str, colou
     if per.height == 0:
         return
     shares = _female_shares(run, suite)
-    for (language,), rows_ in per.group_by("language", maintain_order=True):
-        png, drawn = plots.occupation_bars(rows_, colours, shares or None, limit=MAX_OCCUPATIONS_DRAWN)
-        total = rows_["occupation"].n_unique()
-        which = "" if drawn == total else (f" Only the {drawn} of {total} occupations at both ends of the order are "
-                                           "drawn; the table below has them all.")
-        order = "by female share in labour statistics (black diamonds)" if shares else "by mean p_f"
-        page.add(_figure(png, f"{suite} → {language}: p_f per occupation",
-                         f"{e(suite)} → {e(language)}: p_f, the share of outputs with a female form, per occupation and "
-                         f"system, occupations ordered {order}. A system that follows the cue regardless of stereotype "
-                         f"gives the same p_f for every occupation; bars that grow with the diamonds follow the "
-                         f"stereotype. Whiskers: {e(confidence)} bootstrap CIs.{which}"))
+    languages = per["language"].unique(maintain_order=True).to_list()
+    if len(languages) > MAX_OCCUPATION_CHARTS:
+        page.add(f'<p class="note">Charts for the first {MAX_OCCUPATION_CHARTS} of {len(languages)} target languages; '
+                 "every language has its table.</p>")
+    for k, ((language,), rows_) in enumerate(per.group_by("language", maintain_order=True)):
+        if k < MAX_OCCUPATION_CHARTS:
+            png, drawn = plots.occupation_bars(rows_, colours, shares or None, limit=MAX_OCCUPATIONS_DRAWN)
+            total = rows_["occupation"].n_unique()
+            which = "" if drawn == total else (f" Only the {drawn} of {total} occupations at both ends of the order "
+                                               "are drawn; the table below has them all.")
+            order = "by female share in labour statistics (black diamonds)" if shares else "by mean p_f"
+            page.add(_figure(png, f"{suite} → {language}: p_f per occupation",
+                             f"{e(suite)} → {e(language)}: p_f, the share of outputs with a female form, per occupation "
+                             f"and system, occupations ordered {order}. A system that follows the cue regardless of "
+                             f"stereotype gives the same p_f for every occupation; bars that grow with the diamonds "
+                             f"follow the stereotype. Whiskers: {e(confidence)} bootstrap CIs.{which}"))
         systems = [s for s in colours if s in set(rows_["system"].to_list())]
         wide = rows_.pivot(on="system", index="occupation", values="value", aggregate_function="first").sort("occupation")
         lines = []

@@ -55,26 +55,27 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
     return run.report
 
 
-def score(out: str | Path, options: StoreOptions | None = None) -> pl.DataFrame:
-    """Labels, metrics and reports of a run (local folder or object-store URI), published to its
-    location when that is remote."""
+def score(out: str | Path, options: StoreOptions | None = None, *, report: bool = True) -> pl.DataFrame:
+    """Labels, metrics and (unless ``report`` is False) reports of a run (local folder or object-store
+    URI), published to its location when that is remote."""
     run = RunDir(out, options)
     if run.remote is not None:
         run.fetch()
     metrics = score_run(run)
-    write_report(run, metrics)
+    if report:
+        write_report(run, metrics)
     run.publish()
     return metrics
 
 
 def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None = None,
           address: str | None = None, refresh: bool = False, die_after: int | None = None,
-          stream=sys.stderr) -> RunSummary:
+          stream=sys.stderr, report: bool = True) -> RunSummary:
     """Validate everything, translate what is not finished yet, then score and report."""
     start = time.monotonic()
     config_path = Path(config_path)
     _, prepared = load(config_path, systems)
     result = run_translations(prepared, out, config_path, address=address, refresh=refresh,
                               die_after=die_after, stream=stream)
-    metrics = score(out, prepared.config.store_options())
+    metrics = score(out, prepared.config.store_options(), report=report)
     return RunSummary(result.run, result, metrics, time.monotonic() - start)

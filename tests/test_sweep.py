@@ -137,3 +137,18 @@ def test_killed_process_resumes_exactly(tmp_path, data_dir):
     assert wait_sessions_gone({rerun.pid}) == [], "the sweep left processes behind"
     assert kill_sessions(sessions_matching(ray_tmp)) == []
     shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def test_no_report_writes_metrics_only_and_score_writes_the_reports_later(tmp_path, data_dir, ray_local):
+    from click.testing import CliRunner
+
+    from biaseval.cli import main
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["sweep", "--config", str(small_config(tmp_path)), "--out", str(out), "--no-report"])
+    assert result.exit_code == 0, result.output
+    assert (out / "metrics.parquet").exists() and (out / "labels.parquet").exists()
+    assert not (out / "report.md").exists() and not (out / "report.html").exists()
+    again = CliRunner().invoke(main, ["score", "--run", str(out)])
+    assert again.exit_code == 0, again.output
+    assert (out / "report.md").exists() and (out / "report.html").exists()
