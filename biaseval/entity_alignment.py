@@ -30,7 +30,7 @@ NEEDS = ("tgt_lang", "source", "translation", "entity_index", "occupation")
 def entity_tokens(source: str, entity_index: int, entity: str) -> list[int]:
     """Indices of ``tokenize(source, "en")`` tokens covering the entity (its ``len(entity.split())``
     whitespace words from word ``entity_index``) and an article right before it."""
-    words = [(m_start, m_end) for m_start, m_end in _word_spans(source)]
+    words = _word_spans(source)
     first = entity_index
     if first > 0 and source[words[first - 1][0]:words[first - 1][1]].lower() in ARTICLES:
         first -= 1

@@ -59,8 +59,7 @@ def score(out: str | Path, options: StoreOptions | None = None, *, report: bool 
     """Labels, metrics and (unless ``report`` is False) reports of a run (local folder or object-store
     URI), published to its location when that is remote."""
     run = RunDir(out, options)
-    if run.remote is not None:
-        run.fetch()
+    run.sync()
     metrics = score_run(run)
     if report:
         write_report(run, metrics)

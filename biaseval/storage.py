@@ -33,6 +33,44 @@ REMOTE_SCHEMES = ("s3", "gs", "gcs")
 MANIFEST = "_MANIFEST.json"
 
 
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """A local file, whole or not at all: written to a hidden temporary name, fsynced, renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_parquet_atomic(table: pa.Table, path: Path, metadata: dict[bytes, bytes] | None = None) -> None:
+    """A local Parquet file, streamed to its temporary name (no copy in memory), then renamed."""
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "wb") as fh:
+            pq.write_table(table, fh, compression="zstd")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def is_remote(location: str | Path) -> bool:
     return urlparse(str(location)).scheme in REMOTE_SCHEMES
 
@@ -120,26 +158,19 @@ class Store:
 
     # --- writing (whole files only) ------------------------------------------------------------
     def write_bytes(self, rel: str, data: bytes) -> None:
-        if self.remote:
-            with self.fs.open_output_stream(self.path(rel)) as out:  # one upload of the finished bytes
-                out.write(data)
+        if not self.remote:
+            write_bytes_atomic(Path(self.path(rel)), data)
             return
-        target = Path(self.path(rel))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
+        with self.fs.open_output_stream(self.path(rel)) as out:  # one upload of the finished bytes
+            out.write(data)
 
     def write_text(self, rel: str, text: str) -> None:
         self.write_bytes(rel, text.encode("utf-8"))
 
     def write_parquet(self, rel: str, table: pa.Table, metadata: dict[bytes, bytes] | None = None) -> None:
+        if not self.remote:
+            write_parquet_atomic(table, Path(self.path(rel)), metadata)
+            return
         if metadata:
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
         buffer = io.BytesIO()
@@ -147,12 +178,7 @@ class Store:
         self.write_bytes(rel, buffer.getvalue())
 
     def upload(self, local: Path, rel: str) -> None:
-        """Copy a finished local file to ``rel`` (visible once its upload completes)."""
-        if not self.remote:
-            target = Path(self.path(rel))
-            if target.resolve() != Path(local).resolve():
-                self.write_bytes(rel, Path(local).read_bytes())
-            return
+        """Copy a finished local file to ``rel`` of this remote store (visible once its upload completes)."""
         pafs.copy_files(str(local), self.path(rel), source_filesystem=pafs.LocalFileSystem(),
                         destination_filesystem=self.fs)
 
@@ -166,12 +192,6 @@ class Store:
         finally:
             tmp.unlink(missing_ok=True)
 
-    def delete(self, rel: str) -> None:
-        try:
-            self.fs.delete_file(self.path(rel))
-        except FileNotFoundError:
-            pass
-
     # --- the manifest --------------------------------------------------------------------------
     def write_manifest(self, files: dict[str, int], extra: dict | None = None) -> None:
         """``_MANIFEST.json``: every file of the run with its size, written after them all."""
@@ -181,18 +201,6 @@ class Store:
         if not self.exists(MANIFEST):
             return None
         return json.loads(self.read_text(MANIFEST))
-
-    def polars_options(self) -> dict[str, str] | None:
-        """``storage_options`` for polars' readers of this store's URIs (None when local)."""
-        if not self.remote or not self.location.startswith("s3"):
-            return None
-        opts = {}
-        if self.options.endpoint:
-            opts["aws_endpoint_url"] = self.options.endpoint
-            opts["aws_allow_http"] = "true" if self.options.endpoint.startswith("http:") else "false"
-        if self.options.region:
-            opts["aws_region"] = self.options.region
-        return opts
 
 
 def _remote_fs(uri: str, options: StoreOptions) -> tuple[pafs.FileSystem, str]:

@@ -19,51 +19,26 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import uuid
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from .storage import MANIFEST, Store, StoreOptions, is_remote
+from .storage import (
+    MANIFEST,
+    Store,
+    StoreOptions,
+    is_remote,
+    write_bytes_atomic,
+    write_parquet_atomic,
+    write_text_atomic,
+)
+
+# the local atomic writers live with the stores (storage.py); the package imports them from here
+__all__ = ["SHARD_KEY", "RunDir", "staging_dir", "write_bytes_atomic", "write_parquet_atomic", "write_text_atomic"]
 
 SHARD_KEY = b"biaseval.shard_key"
-
-
-def _tmp_name(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_name(path)
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_parquet_atomic(table: pa.Table, path: Path, metadata: dict[bytes, bytes] | None = None) -> None:
-    if metadata:
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_name(path)
-    try:
-        with open(tmp, "wb") as fh:
-            pq.write_table(table, fh, compression="zstd")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+# driver files a remote run uploads as soon as they are written (open_run, write_run), not again in publish
+UPLOADED_WHEN_WRITTEN = ("run.json", "items.parquet")
 
 
 class RunDir:
@@ -154,8 +129,7 @@ class RunDir:
         return count
 
     def read_run(self) -> dict | None:
-        if not self.run_json.exists() and self.remote is not None and self.remote.exists("run.json"):
-            self.fetch()
+        self.sync()
         if not self.run_json.exists():
             return None
         return json.loads(self.run_json.read_text(encoding="utf-8"))
@@ -170,6 +144,16 @@ class RunDir:
         if self.remote is not None:
             return bool(self.remote.files())
         return self.root.exists()
+
+    def sync(self) -> None:
+        """Make the staging folder hold the remote run's driver files: fetched when the staging copy is
+        missing or belongs to another state of the run (its run.json differs), else left as it is —
+        the files this process just published are not downloaded again."""
+        if self.remote is None or not self.remote.exists("run.json"):
+            return
+        if self.run_json.exists() and self.run_json.read_bytes() == self.remote.read_bytes("run.json"):
+            return
+        self.fetch()
 
     def fetch(self) -> None:
         """Copy a remote run's driver files (not its shards) into the staging folder, for a resume or
@@ -186,7 +170,7 @@ class RunDir:
             return
         for path in sorted(p for p in self.root.rglob("*") if p.is_file() and not p.name.startswith(".")):
             rel = path.relative_to(self.root).as_posix()
-            if not rel.startswith("translations/"):
+            if not rel.startswith("translations/") and rel not in UPLOADED_WHEN_WRITTEN:
                 self.remote.upload(path, rel)
         files = {rel: self.remote.size(rel) for rel in self.remote.files() if rel != MANIFEST}
         info = self.read_run() or {}

@@ -5,19 +5,17 @@ hand-picked entity spans, a few rows of the human annotations, and a missing dic
 from __future__ import annotations
 
 import csv
-import os
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from biaseval.entity_gender import MissingAnalyser, Reading, analyser_for
+from biaseval.entity_gender import MissingAnalyser, analyser_for
 from biaseval.entity_gender.base import NO_ALIGNMENT, REASONS
 from biaseval.entity_gender.slavic import Russian, Ukrainian
 from biaseval.tokenize import tokenize
 
-M, F, N, U = "male", "female", "neutral", "unknown"
+from gender_cases import F, M, N, U, ids, label_reason, mt_gender, read  # noqa: F401
 
 
 @pytest.fixture(scope="module")
@@ -28,27 +26,6 @@ def ru() -> Russian:
 @pytest.fixture(scope="module")
 def uk() -> Ukrainian:
     return Ukrainian()
-
-
-def read(analyser, text: str, span: list[int], lang: str) -> Reading:
-    return analyser.analyse([tokenize(text, lang)], [span])[0]
-
-
-def label_reason(reading: Reading) -> tuple[str, str]:
-    return reading.label, reading.reason
-
-
-def ids(rows) -> list[str]:
-    return [f"{n}-{row[-2]}-{row[-1]}" for n, row in enumerate(rows)]
-
-
-def mt_gender(*parts: str) -> Path:
-    """A file of the mirrored mt_gender data set (a failure, never a skip, when it is not there)."""
-    root = Path(os.environ.get("BIASEVAL_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "datasets")
-    path = root.joinpath("mt_gender", *parts)
-    if not path.is_file():
-        pytest.fail(f"{path} is absent (the mirrored mt_gender data set; set BIASEVAL_DATA_DIR)", pytrace=False)
-    return path
 
 
 def recorded(lang: str) -> list[list[str]]:
