@@ -88,7 +88,8 @@ def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
     """Per suite, its finished shard files; checks every planned shard is there and whole (one row
     per item × system, from each file's metadata — nothing is read for this)."""
     files = shard_files(run, plan.shards)
-    missing = [f for f in files if not run.shards.exists(f)]
+    finished = set(run.shard_files())  # one listing, not a request per shard
+    missing = [f for f in files if f not in finished]
     if missing:
         raise RunDirError(f"{run.location}: {len(missing)} of {len(files)} shards are not finished "
                           f"(first: {run.shards.uri(missing[0])}); rerun the sweep to complete them")

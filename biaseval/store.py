@@ -94,20 +94,11 @@ class RunDir:
     def write_shard(self, rel: str, table: pa.Table, metadata: dict[bytes, bytes]) -> None:
         self.shards.write_parquet(rel, table, metadata)
 
-    def _shard_meta(self, rel: str) -> dict | None:
-        if not self.shards.exists(rel):
-            return None
-        return self.shards.parquet_metadata(rel).schema.to_arrow_schema().metadata or {}
-
-    def shard_key(self, rel: str) -> str | None:
-        """The plan key a finished shard file was written for, or None when it does not exist."""
-        meta = self._shard_meta(rel)
-        return None if meta is None else meta.get(SHARD_KEY, b"").decode() or ""
-
-    def shard_errors(self, rel: str) -> int:
-        """How many rows of a finished shard hold no translation (0 for shards written before errors were counted)."""
-        meta = self._shard_meta(rel) or {}
-        return int(meta.get(b"biaseval.errors", b"0") or 0)
+    def shard_stamp(self, rel: str) -> tuple[str, int]:
+        """What a finished shard file was written for: its plan key and how many of its rows hold no
+        translation (0 for shards written before errors were counted) — one footer read."""
+        meta = self.shards.parquet_metadata(rel).schema.to_arrow_schema().metadata or {}
+        return meta.get(SHARD_KEY, b"").decode(), int(meta.get(b"biaseval.errors", b"0") or 0)
 
     def shard_rows(self, rel: str) -> int:
         return self.shards.parquet_metadata(rel).num_rows

@@ -735,21 +735,25 @@ class RunPlan:
 
 
 def pending_shards(run: RunDir, shards: list[Shard]) -> list[Shard]:
-    """Shards without a finished file, or whose file holds failed rows (they are retried)."""
+    """Shards without a finished file, or whose file holds failed rows (they are retried). One listing
+    of the run's shards, then one footer read per finished shard (for object stores: no request per
+    missing shard)."""
+    finished = set(run.shard_files())
     todo = []
     for shard in shards:
         path = run.shard_path(shard.system, shard.suite, shard.index)
-        key = run.shard_key(path)
-        if key is None:
+        if path not in finished:
             todo.append(shard)
-        elif key != shard.key:
+            continue
+        key, errors = run.shard_stamp(path)
+        if key != shard.key:
             where = run.shards.uri(path)
             raise RunDirError(
                 f"{where}: written for different work (another shard_size, system config or item set); "
                 f"use a new --out directory, or delete {run.shards.uri(f'system={shard.system}')} to translate "
                 f"that system again"
             )
-        elif run.shard_errors(path):
+        if errors:
             todo.append(shard)
     return todo
 
