@@ -116,7 +116,8 @@ def trend(config_path: Path, metric: str | None, system: str | None) -> None:
         table = table.filter(pl.col("system") == system)
     wide = table.sort("created_at").pivot(on="run_id", index=["system", "suite", "subset", "metric"], values="value",
                                           aggregate_function="first").sort("system", "suite", "subset", "metric")
-    with pl.Config(tbl_rows=200, tbl_cols=20, fmt_str_lengths=40):
+    # wide enough that no run id (a column name) is wrapped over two lines
+    with pl.Config(tbl_rows=200, tbl_cols=20, fmt_str_lengths=40, tbl_width_chars=10_000):
         click.echo(wide)
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 import urllib.request
@@ -169,6 +168,7 @@ def _previous(status: pl.DataFrame | None, runs_dir: Path, system: str) -> RunDi
 def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str | None = None,
                 stream=sys.stderr) -> MonitorResult:
     from .pipeline import sweep
+    from .sweep import new_run_id
 
     config_path = Path(config_path)
     config = load_config(config_path)
@@ -178,7 +178,9 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
     config_dir = config_path.resolve().parent
     runs_dir, history_dir, status_dir = store_dirs(config, config_dir)
     now = datetime.now(timezone.utc)
-    run_id = f"{config.name}-{now:%Y%m%dT%H%M%S}Z-{os.urandom(2).hex()}"
+    # One id for the whole monitoring run: its folder in the store, the sweep's run.json, metrics and
+    # shards, drift.json, the notification, history and status rows (and later runs' baseline_run).
+    run_id = new_run_id(config)
     out = runs_dir / run_id
     previous_status = read_parts(status_dir)
 
@@ -187,7 +189,7 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
     run: RunDir | None = None
     sweep_error = ""
     try:
-        summary = sweep(config_path, out, refresh=True, address=address, stream=stream)
+        summary = sweep(config_path, out, refresh=True, address=address, stream=stream, run_id=run_id)
         run = summary.run
     except BiasevalError as exc:
         sweep_error = redact(str(exc))

@@ -69,12 +69,13 @@ def score(out: str | Path, options: StoreOptions | None = None, *, report: bool 
 
 def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None = None,
           address: str | None = None, refresh: bool = False, die_after: int | None = None,
-          stream=sys.stderr, report: bool = True) -> RunSummary:
-    """Validate everything, translate what is not finished yet, then score and report."""
+          stream=sys.stderr, report: bool = True, run_id: str | None = None) -> RunSummary:
+    """Validate everything, translate what is not finished yet, then score and report. ``run_id``:
+    the id of a new run (default: a fresh one)."""
     start = time.monotonic()
     config_path = Path(config_path)
     _, prepared = load(config_path, systems)
     result = run_translations(prepared, out, config_path, address=address, refresh=refresh,
-                              die_after=die_after, stream=stream)
+                              die_after=die_after, stream=stream, run_id=run_id)
     metrics = score(out, prepared.config.store_options(), report=report)
     return RunSummary(result.run, result, metrics, time.monotonic() - start)

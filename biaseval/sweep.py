@@ -759,14 +759,19 @@ def pending_shards(run: RunDir, shards: list[Shard]) -> list[Shard]:
 
 
 def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, address: str | None = None,
-                     refresh: bool = False, die_after: int | None = None, stream=sys.stderr) -> SweepResult:
+                     refresh: bool = False, die_after: int | None = None, stream=sys.stderr,
+                     run_id: str | None = None) -> SweepResult:
+    """``run_id``: the id a new run gets (default: a fresh one; the monitor passes its own). A resumed
+    run keeps the id it has, and refuses another."""
     start = time.monotonic()
     options = prepared.config.store_options()
     previous = existing_run(out, options)
     if refresh and previous is not None and not previous.get("refresh"):
         raise RunDirError(f"{out}: --refresh needs a new --out directory (this one holds a run that used the cache)")
     refresh = refresh or bool(previous and previous.get("refresh"))
-    run_id = previous["run_id"] if previous else new_run_id(prepared.config)
+    if previous and run_id and previous["run_id"] != run_id:
+        raise RunDirError(f"{out}: holds run {previous['run_id']}, not {run_id}; choose a new --out directory")
+    run_id = previous["run_id"] if previous else run_id or new_run_id(prepared.config)
     cache = cache_for(prepared.config)
     plan_live(prepared, cache, refresh=refresh, run_id=run_id)
     check_budgets(prepared)

@@ -173,3 +173,60 @@ def test_scheduling_recipes_are_consistent(data_dir):
     assert any("make monitor" in step.get("run", "") for step in workflow["jobs"]["monitor"]["steps"])
     assert "make monitor" in (REPO / "deploy" / "cron" / "biaseval-monitor.cron").read_text(encoding="utf-8")
     assert "\nmonitor: $(STAMP)" in (REPO / "Makefile").read_text(encoding="utf-8")
+
+
+def _ids_in_run(run_dir: Path) -> dict[str, set]:
+    """Every place a monitoring run's directory records its run id."""
+    shards = pl.read_parquet(sorted((run_dir / "translations").rglob("shard-*.parquet")), columns=["run_id"])
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    return {
+        "directory": {run_dir.name},
+        "run.json": {json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["run_id"]},
+        "metrics.parquet": set(pl.read_parquet(run_dir / "metrics.parquet", columns=["run_id"])["run_id"]),
+        "translation shards": set(shards["run_id"]),
+        "drift.json": {json.loads((run_dir / "drift.json").read_text(encoding="utf-8"))["run_id"]},
+        "drift.md": {next(line for line in (run_dir / "drift.md").read_text(encoding="utf-8").splitlines()
+                          if line.startswith("# Drift: "))[len("# Drift: "):]},
+        "report.md": {line.split("`")[1] for line in report.splitlines() if line.startswith("- run: `")},
+    }
+
+
+def test_one_run_id_per_monitoring_run_everywhere(watched):
+    """The store folder, run.json, metrics, shards, drift files, reports, history, status and the
+    alarm all name a monitoring run by the same id; a run compared with the previous one names that
+    run's id as its baseline_run."""
+    folder, path, first, second = watched
+    for result in (first, second):
+        assert result.run.root.name == result.run_id
+        ids = _ids_in_run(result.run.root)
+        assert all(found == {result.run_id} for found in ids.values()), ids
+        assert result.summary["run_id"] == result.run_id
+    table = history(path)
+    status = pl.read_parquet(sorted((folder / "store" / "status").glob("part-*.parquet")))
+    assert set(table["run_id"]) == set(status["run_id"]) == {first.run_id, second.run_id}
+    assert json.loads((folder / "notified.json").read_text(encoding="utf-8"))["run_id"] == second.run_id
+    baselines = {(r["run_id"], r["system"]): r["baseline_run"]
+                 for r in table.select("run_id", "system", "baseline_run").unique().iter_rows(named=True)}
+    assert baselines[(second.run_id, "aws")] == first.run_id  # the previous monitoring run
+    assert baselines[(first.run_id, "aws")] is None  # first measurement: no baseline
+    assert baselines[(second.run_id, "google-now")] == second.run_id  # google-2023 in the same run
+    assert set(baselines.values()) - {None} <= set(table["run_id"])
+
+
+def test_a_given_run_id_is_not_forced_on_another_run(tmp_path, data_dir):
+    """The sweep takes the monitor's run id for a new run, and refuses it for a folder that already
+    holds a run under another id (before any translation)."""
+    from biaseval.errors import RunDirError
+    from biaseval.pipeline import sweep
+
+    aws = _paper_systems()["aws"]
+    aws["options"]["files"] = {"winomt-hi": aws["options"]["files"]["winomt-hi"]}
+    path = _config(tmp_path, {"aws": aws}, {})
+    out = tmp_path / "run"
+    out.mkdir()
+    earlier = {"run_id": "watch-earlier", "created_at": "2020-01-01T00:00:00+00:00", "refresh": False,
+               "config": {}, "suites": {}, "systems": {}}  # what a run.json holds, as far as a resume reads it
+    (out / "run.json").write_text(json.dumps(earlier), encoding="utf-8")
+    with pytest.raises(RunDirError, match="holds run watch-earlier, not watch-new"):
+        sweep(path, out, run_id="watch-new")
+    assert sorted(p.name for p in out.iterdir()) == ["run.json"]
