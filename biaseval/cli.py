@@ -241,5 +241,16 @@ def data_checksums(root: Path) -> None:
     click.echo(checksums_yaml(root), nl=False)
 
 
+def run_command(command: str, argv: list[str] | None = None) -> int:
+    """``biaseval COMMAND ARGV...`` in this process; returns the exit status the command line would
+    exit with (0 done, 2 bad config or usage, 4 untranslated rows, 5 drift, ...). The entry points in
+    jobs/ are this, so a Ray job ends with the CLI's status."""
+    try:
+        main.main(args=[command, *(sys.argv[1:] if argv is None else argv)], prog_name="biaseval")
+    except SystemExit as exc:  # click's standalone mode always ends here
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
+
+
 if __name__ == "__main__":
     main()

@@ -1,4 +1,4 @@
-"""Ray job entry point for a sweep.
+"""Ray job entry point for a sweep: ``biaseval sweep`` with the same options and exit status.
 
 Locally (starts its own Ray):      python jobs/sweep.py --config conf/paper.yaml --out runs/paper
 On a cluster (Ray sets RAY_ADDRESS for submitted jobs):
@@ -10,36 +10,22 @@ On a cluster (Ray sets RAY_ADDRESS for submitted jobs):
 ``--out`` is an object-store URI (``s3://bucket/runs/paper``: workers write their shards there,
 the driver publishes the rest, ``_MANIFEST.json`` last) or a directory every node can write (a
 shared filesystem). Rerunning the same command resumes an interrupted sweep.
+
+Exits like ``biaseval sweep`` (so a RayJob fails when the sweep did not finish): 0 done, 2 bad
+config or arguments, 3 a worker or backend failed, 4 some rows have no translation (a rerun
+retries them). The ``biaseval`` package must be importable: installed in the image, or the job's
+``--working-dir`` (Ray puts it on PYTHONPATH).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
-# Running from a checkout without installing the package: make `biaseval` importable.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from biaseval.errors import BiasevalError  # noqa: E402
-from biaseval.pipeline import sweep  # noqa: E402
+from biaseval.cli import run_command
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, type=Path)
-    parser.add_argument("--out", required=True, help="run directory every node can write, or an object-store URI")
-    parser.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS, else local)")
-    args = parser.parse_args(argv)
-    try:
-        summary = sweep(args.config, args.out, address=args.address)
-    except BiasevalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    run = summary.run
-    where = (lambda name: run.remote.uri(name)) if run.remote is not None else (lambda name: str(run.root / name))
-    print(f"report: {where('report.md')}\nmetrics: {where('metrics.parquet')} ({summary.metrics.height} rows)")
-    return 0
+    return run_command("sweep", argv)
 
 
 if __name__ == "__main__":
