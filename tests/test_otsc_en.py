@@ -52,3 +52,57 @@ def test_per_occupation_metrics(run):
     report = run.run.report.read_text(encoding="utf-8")
     assert "## Per occupation: does bias follow labour statistics?" in report
     assert "| apertium | otsc-en | es |" in report
+
+
+# -- recorded outputs, one file per target language ({target}) --------------------------------------
+
+RECORDED = {  # what a (biased) system answered: Spanish follows the pronoun, Italian always says "amico"
+    "es": {"her": "La conozco desde hace mucho tiempo, mi amiga trabaja como {es_f}.",
+           "him": "Lo conozco desde hace mucho tiempo, mi amigo trabaja como {es_m}."},
+    "it": {"her": "La conosco da molto tempo, il mio amico lavora come {it_m}.",
+           "him": "Lo conosco da molto tempo, il mio amico lavora come {it_m}."},
+}
+
+
+@pytest.fixture(scope="module")
+def recorded_run(ray_local, tmp_path_factory):
+    import csv
+
+    root = tmp_path_factory.mktemp("recorded")
+    rows = list(csv.DictReader((REPO / "conf" / "lexicon" / "occupations.csv").open(encoding="utf-8")))
+    for lang, variants in RECORDED.items():
+        for variant, sentence in variants.items():
+            (root / "out" / lang).mkdir(parents=True, exist_ok=True)
+            (root / "out" / lang / f"{variant}.txt").write_text(
+                "".join(sentence.format(**row) + "\n" for row in rows), encoding="utf-8")
+    config = root / "recorded.yaml"
+    config.write_text(yaml.safe_dump({
+        "name": "otsc-en-recorded", "suites": ["otsc-en"], "targets": {"otsc-en": ["es", "it"]},
+        "systems": {"mine": {"backend": "recorded", "version": "test",
+                             "options": {"files": {"otsc-en": "out/{target}/{stem}.txt"}}}},
+        "cache": {"path": str(root / "store")}, "metrics": {"bootstrap": 50, "seed": 1},
+    }), encoding="utf-8")
+    return sweep(config, root / "run", report=False)
+
+
+def test_each_target_language_gets_its_own_recorded_text(recorded_run):
+    rows = pl.read_parquet(sorted(recorded_run.run.translations.rglob("shard-*.parquet")))
+    assert rows.height == 2 * 2 * 40 and rows["error"].is_null().all()
+    labels = pl.read_parquet(recorded_run.run.labels)
+    nurse = (rows.join(labels.select("item_id", "label"), on="item_id")
+             .filter(pl.col("occupation") == "nurse").sort("item_id"))
+    by_subset = {r["subset"]: (r["translation"], r["label"]) for r in nurse.iter_rows(named=True)}
+    assert by_subset["es/her"] == ("La conozco desde hace mucho tiempo, mi amiga trabaja como enfermera.", "female")
+    assert by_subset["es/him"] == ("Lo conozco desde hace mucho tiempo, mi amigo trabaja como enfermero.", "male")
+    assert by_subset["it/her"] == ("La conosco da molto tempo, il mio amico lavora come infermiere.", "male")
+    assert by_subset["it/him"][1] == "male"
+
+
+def test_recorded_metrics_per_target_language(recorded_run):
+    m = recorded_run.metrics
+
+    def value(subset, metric):
+        return m.filter((pl.col("subset") == subset) & (pl.col("metric") == metric))["value"].item()
+
+    assert value("es/her", "p_f") == 1.0 and value("es/him", "p_m") == 1.0  # Spanish read as Spanish
+    assert value("it/her", "p_m") == 1.0 and value("it/her", "p_f") == 0.0  # Italian as Italian: always amico

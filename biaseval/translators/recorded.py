@@ -1,29 +1,33 @@
 """Replay of recorded outputs: translations a system produced earlier, one line per source line.
 
-Configured per system with one file pattern per suite; ``{stem}`` is replaced by the upstream
-file stem of each subset (see the suite's ``Subset.stem``)::
+Configured per system with one file pattern per suite. ``{stem}`` is replaced by the upstream file
+stem of each subset (see the suite's ``Subset.stem``), ``{target}`` by the target language of its
+items; a suite translated into several languages needs ``{target}`` (or stems that differ per
+language) so each language has its own file::
 
     backend: recorded
     options:
       dataset: gender-bias-hi-en-eval        # patterns are paths inside this dataset...
       files:
         otsc-hi: "TGBI and Simple Context Evaluation/corpus/amazontranslate/en.{stem}.txt"
+        otsc-en: "outputs/otsc-en/{target}/{stem}.txt"
 
 Without ``dataset``, patterns are file paths (relative ones to the config file's folder).
-A recorded file must have as many lines as its source (trailing empty lines and CRLF are fine);
-otherwise the run stops before it starts, naming the file and both counts.
 
 ``format: pairs`` reads files of ``source ||| translation`` lines (mt_gender's layout) and joins
 them to the items on the source sentence, not the line number — a source edited after the outputs
 were recorded then shows up as an item without a translation (its ``error`` says so, and the run
 logs how many), never as a shifted, wrong pairing. A line without the separator is an error naming
 the file and line.
+
+Before anything runs, ``check`` (see ``checks.py``) refuses a file that cannot be the outputs of
+the items it would be read for.
 """
 
 from __future__ import annotations
 
-import logging
 import re
+import string
 from pathlib import Path
 from typing import Literal
 
@@ -31,10 +35,12 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..datasets import registry, resolve
-from ..errors import RecordedOutputError
+from ..errors import DataError, RecordedOutputError
 from ..suites import SUITES
 from ..textio import read_lines
 from .base import TRANSLATORS, ItemTranslator
+
+PLACEHOLDERS = ("stem", "target")
 
 
 class RecordedOptions(BaseModel):
@@ -58,8 +64,17 @@ class RecordedOptions(BaseModel):
         for suite, pattern in files.items():
             if suite not in SUITES:
                 raise ValueError(SUITES.unknown_message(suite))
-            if "{stem}" not in pattern:
-                raise ValueError(f"{suite}: pattern {pattern!r} has no {{stem}} (one file per subset)")
+            try:
+                used = {name for _, name, _, _ in string.Formatter().parse(pattern) if name is not None}
+            except ValueError as exc:
+                raise ValueError(f"{suite}: pattern {pattern!r}: {exc} (write {{{{ and }}}} for a literal brace)") from None
+            unknown = sorted(used - set(PLACEHOLDERS))
+            if unknown:
+                raise ValueError(f"{suite}: pattern {pattern!r} uses {{{unknown[0]}}}; "
+                                 f"it may use {{stem}} and {{target}} only")
+            if not used:
+                raise ValueError(f"{suite}: pattern {pattern!r} has no {{stem}} or {{target}} (one file per subset "
+                                 f"and target language)")
         return files
 
 
@@ -72,113 +87,104 @@ class RecordedTranslator(ItemTranslator):
 
     def __init__(self, system, options, *, config_dir=None):
         super().__init__(system, options, config_dir=config_dir)
-        self._lines: dict[tuple[str, str], list[str]] = {}
+        self._lines: dict[Path, list[str]] = {}
         self._pairs: dict[Path, dict[str, str]] = {}
-        self._paths: dict[tuple[str, str], Path] = {}
+        self._paths: dict[tuple[str, str, str], Path] = {}
 
     @classmethod
     def covers(cls, options: RecordedOptions, suite: str) -> bool:
         return suite in options.files
 
-    def path_for(self, suite: str, subset: str) -> Path:
-        """The recorded file of a subset (resolved, and its checksum verified, once)."""
-        key = (suite, subset)
+    def field(self, suite: str) -> str:
+        """The config field that names this suite's files."""
+        return f"systems.{self.system}.options.files.{suite}"
+
+    def path_for(self, suite: str, subset: str, target: str) -> Path:
+        """The recorded file of a subset's items in one target language (resolved, checksum verified
+        and checked to exist, once)."""
+        key = (suite, subset, target)
         if key not in self._paths:
-            self._paths[key] = self._resolve(suite, subset)
+            self._paths[key] = self._resolve(suite, subset, target)
         return self._paths[key]
 
-    def _resolve(self, suite: str, subset: str) -> Path:
+    def _resolve(self, suite: str, subset: str, target: str) -> Path:
         pattern = self.options.files[suite]
-        rel = pattern.format(stem=SUITES.get(suite).subset(subset).stem)
+        rel = pattern.format(stem=SUITES.get(suite).subset(subset).stem, target=target)
         if self.options.dataset:
-            return resolve(self.options.dataset).path(rel)
+            try:
+                return resolve(self.options.dataset).path(rel)
+            except DataError as exc:
+                raise DataError(f"{exc} (recorded outputs of {suite}/{subset}, from {self.field(suite)}: "
+                                f"{pattern!r})") from None
         path = Path(rel)
-        return path if path.is_absolute() else self.config_dir / path
+        path = path if path.is_absolute() else self.config_dir / path
+        if not path.is_file():
+            why = "is a directory" if path.is_dir() else "no such file"
+            raise RecordedOutputError(f"{path}: {why} — the recorded outputs of {suite}/{subset}, from "
+                                      f"{self.field(suite)}: {pattern!r} (system {self.system!r})")
+        return path
 
-    def lines(self, suite: str, subset: str) -> list[str]:
-        key = (suite, subset)
-        if key not in self._lines:
-            self._lines[key] = read_lines(self.path_for(suite, subset))
-        return self._lines[key]
+    def lines(self, path: Path) -> list[str]:
+        """A recorded file's lines (read once)."""
+        if path not in self._lines:
+            try:
+                self._lines[path] = read_lines(path)
+            except OSError as exc:
+                raise RecordedOutputError(f"{path}: cannot read recorded outputs ({exc.strerror}; "
+                                          f"system {self.system!r})") from None
+        return self._lines[path]
 
-    def pairs(self, suite: str, subset: str) -> dict[str, str]:
+    def pairs(self, path: Path) -> dict[str, str]:
         """Source -> translation from a pairs file (the first line wins for a repeated source)."""
-        path = self.path_for(suite, subset)
         if path not in self._pairs:
             table: dict[str, str] = {}
-            for number, line in enumerate(read_lines(path), 1):
+            for number, line in enumerate(self.lines(path), 1):
                 if not line.strip():
                     continue
                 source, sep, translation = line.partition(self.options.separator)
                 if not sep:
                     raise RecordedOutputError(f"{path}:{number}: no {self.options.separator.strip()!r} between "
                                               f"source and translation (system {self.system!r})")
-                table.setdefault(_normal(source), translation.strip())
+                table.setdefault(normal(source), translation.strip())
             self._pairs[path] = table
         return self._pairs[path]
 
-    def check(self, suites, targets=None) -> None:
-        for suite, data in suites.items():
-            if not self.covers(self.options, suite):
-                continue
-            wanted = (targets or {}).get(suite)
-            if self.options.format == "pairs":
-                self._check_pairs(suite, data, wanted)
-                continue
-            for subset, n in sorted(data.subset_sizes().items()):
-                got = len(self.lines(suite, subset))
-                if got != n:
-                    source = SUITES.get(suite).subset(subset).source
-                    raise RecordedOutputError(
-                        f"{self.path_for(suite, subset)}: {got} lines, but its source {source!r} "
-                        f"({suite}/{subset}) has {n} (system {self.system!r})"
-                    )
+    def translations(self, path: Path) -> list[str]:
+        """The translations a file holds, in file order (for the language check)."""
+        if self.options.format == "pairs":
+            return list(self.pairs(path).values())
+        return self.lines(path)
 
-    def _check_pairs(self, suite: str, data, wanted) -> None:
-        """Every file must parse; sources it lacks are logged, once per system and suite (they become
-        rows with an error)."""
-        missing: dict[str, int] = {}
-        for tgt, (start, stop) in data.target_ranges().items():
-            if wanted is not None and tgt not in wanted:
-                continue
-            items = data.slice(start, stop)
-            for (subset,), group in items.group_by(["subset"]):
-                table = self.pairs(suite, subset)
-                absent = sum(_normal(source) not in table for source in group["source"].to_list())
-                if absent:
-                    missing[tgt] = missing.get(tgt, 0) + absent
-        if missing:
-            where = ", ".join(f"{tgt}: {n}" for tgt, n in missing.items())
-            log.warning("%s on %s: %d items have no recorded translation (their source is not in the file: "
-                        "edited after recording?) — %s; they are kept as rows with an error",
-                        self.system, suite, sum(missing.values()), where)
+    def check(self, suites, targets=None) -> None:
+        from .checks import check_recorded
+
+        check_recorded(self, suites, targets)
 
     def translate_items(self, items: pl.DataFrame) -> list[str | None]:
         return self.translate_items_with_errors(items)[0]
 
     def translate_items_with_errors(self, items: pl.DataFrame) -> tuple[list[str | None], list[str | None]]:
+        rows = items.select("suite", "subset", "tgt_lang", "source" if self.options.format == "pairs" else "line")
         if self.options.format == "pairs":
             out, errors = [], []
-            for suite, subset, source in items.select("suite", "subset", "source").iter_rows():
-                found = self.pairs(suite, subset).get(_normal(source))
+            for suite, subset, target, source in rows.iter_rows():
+                path = self.path_for(suite, subset, target)
+                found = self.pairs(path).get(normal(source))
                 out.append(found)
-                errors.append(None if found is not None else
-                              f"not recorded: source not in {self.path_for(suite, subset).name}")
+                errors.append(None if found is not None else f"not recorded: source not in {path.name}")
             return out, errors
         out = []
-        for suite, subset, line in items.select("suite", "subset", "line").iter_rows():
-            recorded = self.lines(suite, subset)
+        for suite, subset, target, line in rows.iter_rows():
+            path = self.path_for(suite, subset, target)
+            recorded = self.lines(path)
             if not 1 <= line <= len(recorded):
-                raise RecordedOutputError(
-                    f"{self.path_for(suite, subset)}: no line {line} (file has {len(recorded)} lines)"
-                )
+                raise RecordedOutputError(f"{path}: no line {line} (file has {len(recorded)} lines)")
             out.append(recorded[line - 1].strip())
         return out, [None] * len(out)
 
 
-log = logging.getLogger(__name__)
 _SPACE = re.compile(r"\s+")
 
 
-def _normal(text: str) -> str:
+def normal(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
