@@ -39,13 +39,17 @@ class YamlDoc:
 def read_yaml(path: str | Path, what: str = "file") -> YamlDoc:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    text = _decode(path, raw, what)
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
+        if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow (a control character)
+            raise ConfigError(f"{_at(path, text, exc.position)}: invalid YAML: character "
+                              f"U+{_code(exc.character):04X} is not allowed ({exc.reason})") from None
         mark = getattr(exc, "problem_mark", None)
         at = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
@@ -53,6 +57,29 @@ def read_yaml(path: str | Path, what: str = "file") -> YamlDoc:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     return YamlDoc(path, data, node)
+
+
+def _decode(path: Path, data: bytes, what: str = "file") -> str:
+    """A YAML file's text; bytes that are not UTF-8 are a ConfigError naming the line and column."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[start:exc.start].decode("utf-8", errors="replace")) + 1
+        raise ConfigError(f"{path}:{line}:{column}: {what} is not valid UTF-8 (byte 0x{data[exc.start]:02x}: "
+                          f"{exc.reason}); save it as UTF-8") from None
+
+
+def _at(path: Path, text: str, position: int) -> str:
+    """``file:line:column`` of a character offset into ``text``."""
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return f"{path}:{line}:{column}"
+
+
+def _code(character: str | int) -> int:
+    return ord(character) if isinstance(character, str) else character
 
 
 def format_errors(path: Path, node: yaml.Node | None, exc: ValidationError, prefix: tuple = ()) -> str:

@@ -163,3 +163,53 @@ def test_unknown_detector_and_bad_rule_set(tmp_path):
     assert_fails(tmp_path, config, "detectors.tgbi-hi: unknown detector 'tgbi-papr' (did you mean 'tgbi-paper'?)")
     config = paper_with(tmp_path, lambda c: c.update(rule_sets={"mine": {"rules": [{"label": "boy", "words": [["he"]]}]}}))
     assert_fails(tmp_path, config, "rule_sets.mine.rules.0.label: Input should be 'male'")
+
+
+def _no_traceback(result) -> None:
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert "Traceback" not in result.output
+
+
+def test_config_that_is_not_utf8_names_file_line_and_column(tmp_path):
+    """A config saved as Latin-1 (é is byte 0xe9): exit 2 with file:line:column, for validate and sweep."""
+    config = tmp_path / "latin1.yaml"
+    config.write_bytes("name: x\nsuites: [otsc-hi]\ndescription: caf\u00e9 r\u00e9sum\u00e9\nsystems: {}\n".encode("latin-1"))
+    result = run_cli("validate", "--config", str(config))
+    _no_traceback(result)
+    assert f"{config}:3:17: config is not valid UTF-8 (byte 0xe9" in result.output
+    assert_fails(tmp_path, config, f"{config}:3:17: config is not valid UTF-8")
+
+
+def test_template_suite_that_is_not_utf8(tmp_path):
+    suite = tmp_path / "mine.yaml"
+    text = (REPO / "conf" / "suites" / "otsc-en.yaml").read_text(encoding="utf-8")
+    suite.write_bytes(("# Fran\u00e7ais\n" + text.replace("name: otsc-en", "name: mine")).encode("latin-1"))
+    config = write_config(tmp_path, f"name: x\nsuites: [{suite}]\nsystems: {{copy: {{backend: identity}}}}\n")
+    result = run_cli("validate", "--config", str(config))
+    _no_traceback(result)
+    assert f"{suite}:1:7: suite is not valid UTF-8 (byte 0xe7" in result.output
+
+
+def test_control_character_in_config_names_line_and_column(tmp_path):
+    config = tmp_path / "ctrl.yaml"
+    config.write_bytes(b"name: x\nsuites: [otsc-hi]\ndescription: \"a\x07b\"\nsystems: {}\n")
+    result = run_cli("validate", "--config", str(config))
+    _no_traceback(result)
+    assert f"{config}:3:16: invalid YAML: character U+0007 is not allowed" in result.output
+
+
+def test_config_with_a_byte_order_mark_is_read(tmp_path):
+    config = tmp_path / "bom.yaml"
+    config.write_bytes(b"\xef\xbb\xbfname: x\nsuites: [otsc-hi]\nsystems: {copy: {backend: identity}}\n")
+    result = run_cli("validate", "--no-data", "--config", str(config))
+    assert result.exit_code == 0, result.output
+
+
+def test_missing_recorded_file_exits_2_naming_file_and_field(tmp_path, data_dir):
+    """(A missing local file used to end in a FileNotFoundError traceback, in validate too.)"""
+    config = _recorded_config(tmp_path, {"pro": ["He did."] * 352})
+    result = run_cli("validate", "--config", str(config))
+    _no_traceback(result)
+    assert f"{tmp_path / 'anti.txt'}: no such file" in result.output
+    assert "systems.mine.options.files.winomt-hi" in result.output
+    assert_fails(tmp_path, config, f"{tmp_path / 'anti.txt'}: no such file", "systems.mine.options.files.winomt-hi")
