@@ -82,6 +82,11 @@ class SweepConfig(_Frozen):
     texts_per_task: int = Field(default=1000, ge=1, description="texts a live system's actor sends per task "
                                 "(its results reach the store when the task ends)")
     in_flight: int = Field(default=2, ge=1, description="tasks queued per actor")
+    task_retries: int = Field(default=2, ge=0, description="times a task runs again on a new actor after its "
+                              "actor died (process or node lost) before the sweep gives up")
+    placement_wait_s: float = Field(default=0.0, ge=0, description="how long to wait for a live node that can host "
+                                    "a system's actor (its CPUs, GPUs, custom resources), e.g. while an autoscaler "
+                                    "adds one; 0: fail at once naming the missing resource")
 
 
 class EmbeddingModel(_Frozen):
@@ -96,13 +101,16 @@ DEFAULT_PAIRS = {"en": ("she", "he"), "it": ("lei", "lui"), "es": ("ella", "él"
 
 class EmbeddingConfig(_Frozen):
     """The embedding-bias study: a model per language, the female/male target words per language,
-    and how many equal-width bins each language's intensity and direction get."""
+    and how each language's intensity and direction are binned: ``bins`` equal-width bins over the
+    observed range, or, with ``bin_width``, bins of that width from 0 (for every language)."""
 
     models: dict[str, EmbeddingModel] = Field(default_factory=dict, description="language -> model")
     pairs: dict[str, tuple[str, str]] = Field(default_factory=lambda: dict(DEFAULT_PAIRS),
                                               description="language -> (female word, male word)")
     bins: dict[str, int] = Field(default_factory=lambda: {"en": 5, "it": 3}, description="language -> bins")
     default_bins: int = Field(default=5, ge=1)
+    bin_width: float | None = Field(default=None, gt=0, le=2, description="fixed-width bins from 0 (e.g. 0.1) "
+                                    "instead of equal-width bins over the observed range")
     examples: int = Field(default=3, ge=0, description="example words listed per bin")
 
     def pair(self, language: str) -> tuple[str, str]:

@@ -23,7 +23,7 @@ from .metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from .metrics.occupations import per_occupation
 from .metrics.paired import outcome, pairwise
 from .registry import Registry
-from .storage import Store
+from .storage import Store, writing
 from .store import RunDir, write_parquet_atomic
 from .suites import SUITES
 from .sweep import RunPlan, shard_files
@@ -95,7 +95,11 @@ def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
                           f"(first: {run.shards.uri(missing[0])}); rerun the sweep to complete them")
     by_suite: dict[str, list] = {}
     for shard, path in zip(plan.shards, files):
-        rows = run.shard_rows(path)
+        try:
+            rows = run.shard_rows(path)
+        except Exception as exc:  # noqa: BLE001 - a footer that does not parse
+            raise RunDirError(f"{run.shards.uri(path)}: damaged ({type(exc).__name__}: {exc}); rerun the sweep "
+                              f"with the same --out to write it again") from None
         if rows != shard.size:
             raise RunDirError(f"{run.shards.uri(path)}: {rows} rows, expected {shard.size} (one per item of the shard)")
         by_suite.setdefault(shard.suite, []).append(path)
@@ -167,8 +171,7 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
                 corpus = corpus_labelled(suite, config)
                 columns = LABEL_INPUT + (["source"] if "rows" in keys or corpus else [])
                 for group in ([paths] if corpus else _groups(paths, shards)):
-                    rows_in = (shards.read_frame(group, columns) if shards is not None
-                               else pl.read_parquet(group, columns=columns))
+                    rows_in = _read_shards(group, columns, shards)
                     labelled = (label_corpus(rows_in, suite, config, items_path) if corpus
                                 else label(rows_in, suite, config))
                     labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
@@ -197,6 +200,24 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
 
 
 BATCH_ROWS = 262_144
+
+
+def _read_shards(group: list, columns: list[str], shards: Store | None) -> pl.DataFrame:
+    """A group of shard files as one frame; a file that cannot be read is named in the error."""
+    try:
+        return shards.read_frame(group, columns) if shards is not None else pl.read_parquet(group, columns=columns)
+    except Exception:  # noqa: BLE001 - find the file at fault, each checked against its page checksums
+        for path in group:
+            try:
+                if shards is not None:
+                    shards.read_table([path], columns, verify=True)
+                else:
+                    pq.read_table(path, columns=columns, page_checksum_verification=True)
+            except Exception as exc:  # noqa: BLE001
+                where = shards.uri(path) if shards is not None else str(path)
+                raise RunDirError(f"{where}: damaged ({type(exc).__name__}: {str(exc).strip()[:300]}); rerun the "
+                                  f"sweep with the same --out to write it again") from None
+        raise
 
 
 def _groups(paths: list, shards: Store | None = None) -> list[list]:
@@ -263,7 +284,8 @@ def score_run(run: RunDir) -> pl.DataFrame:
     plan = RunPlan.of(run)
     info = run.read_run()
     config = plan.config
-    counts, _ = label_and_count(shard_paths(run, plan), config, run.labels, run.items, run.shards)
+    with writing(run.labels):  # no space left: named here (the Parquet writer's error names no file)
+        counts, _ = label_and_count(shard_paths(run, plan), config, run.labels, run.items, run.shards)
     frames = [compute_metrics(counts, config), pairwise_metrics(run, config)]
     if "rows" in counts and counts["rows"].height:
         frames.append(embedding_outputs(run, counts["rows"], config, Path(info["config_dir"])))

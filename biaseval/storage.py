@@ -15,10 +15,13 @@ a test server); it is also read from ``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_UR
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
+import re
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -27,10 +30,41 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from .errors import RunDirError
+from .errors import DiskFullError, OutputError, RunDirError
 
 REMOTE_SCHEMES = ("s3", "gs", "gcs")
 MANIFEST = "_MANIFEST.json"
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR)
+
+
+def os_error(exc: OSError, where: str | Path) -> OutputError | None:
+    """A failed write as an error naming ``where``: DiskFullError (exit 3) when no space is left,
+    OutputError (exit 2) when the place cannot be written; None for any other failure. pyarrow's
+    errors carry the errno in their text only."""
+    code = exc.errno
+    if code is None and (found := re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)):
+        code = int(found.group(1))
+    if code in DISK_FULL:
+        what = "the disk quota is used up" if code == errno.EDQUOT else "the disk is full"
+        return DiskFullError(f"{where}: no space left to write it ({what}); free some space and rerun "
+                             f"the same command (finished work is kept)")
+    if code in NOT_WRITABLE:
+        culprit = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(where) else ""
+        return OutputError(f"{where}: cannot be written: {os.strerror(code)}{culprit}")
+    return None
+
+
+@contextmanager
+def writing(where: str | Path):
+    """Writes in this block that fail for want of space or permission raise ``os_error``'s error."""
+    try:
+        yield
+    except OSError as exc:
+        error = os_error(exc, where)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def _tmp_name(path: Path) -> Path:
@@ -39,16 +73,17 @@ def _tmp_name(path: Path) -> Path:
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """A local file, whole or not at all: written to a hidden temporary name, fsynced, renamed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_name(path)
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with writing(path):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -59,16 +94,17 @@ def write_parquet_atomic(table: pa.Table, path: Path, metadata: dict[bytes, byte
     """A local Parquet file, streamed to its temporary name (no copy in memory), then renamed."""
     if metadata:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_name(path)
-    try:
-        with open(tmp, "wb") as fh:
-            pq.write_table(table, fh, compression="zstd")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with writing(path):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as fh:
+                pq.write_table(table, fh, compression="zstd", write_page_checksum=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def is_remote(location: str | Path) -> bool:
@@ -138,8 +174,11 @@ class Store:
     def parquet_metadata(self, rel: str) -> pq.FileMetaData:
         return pq.read_metadata(self.path(rel), filesystem=self.fs)
 
-    def read_table(self, rels: list[str], columns: list[str] | None = None) -> pa.Table:
-        return pq.read_table([self.path(r) for r in rels], filesystem=self.fs, columns=columns, partitioning=None)
+    def read_table(self, rels: list[str], columns: list[str] | None = None, *, verify: bool = False) -> pa.Table:
+        """Parquet files as one table; ``verify``: check every page against the CRC written with it
+        (files are written with page checksums), so a flipped byte is an error, not a wrong value."""
+        return pq.read_table([self.path(r) for r in rels], filesystem=self.fs, columns=columns, partitioning=None,
+                             page_checksum_verification=verify)
 
     def read_frame(self, rels: list[str], columns: list[str] | None = None):
         """Parquet files as one polars frame (polars' own reader for local files: the fastest here)."""
@@ -174,7 +213,7 @@ class Store:
         if metadata:
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
         buffer = io.BytesIO()
-        pq.write_table(table, buffer, compression="zstd")
+        pq.write_table(table, buffer, compression="zstd", write_page_checksum=True)
         self.write_bytes(rel, buffer.getvalue())
 
     def upload(self, local: Path, rel: str) -> None:
@@ -183,14 +222,48 @@ class Store:
                         destination_filesystem=self.fs)
 
     def download(self, rel: str, local: Path) -> None:
-        local.parent.mkdir(parents=True, exist_ok=True)
         tmp = local.with_name(f".{local.name}.{uuid.uuid4().hex[:12]}.tmp")
+        with writing(local):
+            try:
+                local.parent.mkdir(parents=True, exist_ok=True)
+                pafs.copy_files(self.path(rel), str(tmp), source_filesystem=self.fs,
+                                destination_filesystem=pafs.LocalFileSystem())
+                os.replace(tmp, local)
+            finally:
+                tmp.unlink(missing_ok=True)
+
+    def delete(self, rel: str) -> None:
+        self.fs.delete_file(self.path(rel))
+
+    # --- reaching an object store --------------------------------------------------------------
+    def check(self) -> None:
+        """Fail early, naming the URL, when this remote store cannot be reached or its bucket does
+        not exist (one request; whether it can be written shows on the first write)."""
+        if not self.remote:
+            return
+        bucket = self.base.split("/", 1)[0]
         try:
-            pafs.copy_files(self.path(rel), str(tmp), source_filesystem=self.fs,
-                            destination_filesystem=pafs.LocalFileSystem())
-            os.replace(tmp, local)
-        finally:
-            tmp.unlink(missing_ok=True)
+            info = self.fs.get_file_info(bucket)
+        except OSError as exc:
+            if _kind(exc) == "denied":
+                return  # allowed into a prefix but not to look at the bucket: the first write tells
+            raise self.failure(exc) from None
+        if info.type == pafs.FileType.NotFound:
+            raise OutputError(f"{self.location}: the bucket {bucket!r} does not exist{self._at()}; "
+                              f"create it, or correct the URI")
+
+    def failure(self, exc: OSError, rel: str = "") -> OutputError:
+        """An object-store error as one line naming the URL and the endpoint."""
+        kind = _kind(exc)
+        bucket = self.base.split("/", 1)[0]
+        reason = {"network": "cannot connect to the object store",
+                  "bucket": f"the bucket {bucket!r} does not exist",
+                  "denied": "access denied (check the credentials and the bucket's policy)"}.get(kind)
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return OutputError(f"{self.uri(rel)}: {reason or detail}{self._at()}" + (f" ({detail})" if reason else ""))
+
+    def _at(self) -> str:
+        return f" (endpoint {self.options.endpoint})" if self.remote and self.options.endpoint else ""
 
     # --- the manifest --------------------------------------------------------------------------
     def write_manifest(self, files: dict[str, int], extra: dict | None = None) -> None:
@@ -201,6 +274,18 @@ class Store:
         if not self.exists(MANIFEST):
             return None
         return json.loads(self.read_text(MANIFEST))
+
+
+def _kind(exc: OSError) -> str | None:
+    """What an object-store error from pyarrow is about, from its text (it has no error codes)."""
+    text = str(exc)
+    if "NETWORK_CONNECTION" in text or "curlCode" in text or "Could not connect" in text:
+        return "network"
+    if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
+        return "bucket"
+    if "ACCESS_DENIED" in text or "AccessDenied" in text or "Forbidden" in text:
+        return "denied"
+    return None
 
 
 def _remote_fs(uri: str, options: StoreOptions) -> tuple[pafs.FileSystem, str]:

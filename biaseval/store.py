@@ -19,10 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
 
+from .errors import RunDirError
+from .errors import OutputError
 from .storage import (
     MANIFEST,
     Store,
@@ -31,6 +34,7 @@ from .storage import (
     write_bytes_atomic,
     write_parquet_atomic,
     write_text_atomic,
+    os_error,
 )
 
 # the local atomic writers live with the stores (storage.py); the package imports them from here
@@ -103,6 +107,21 @@ class RunDir:
     def shard_rows(self, rel: str) -> int:
         return self.shards.parquet_metadata(rel).num_rows
 
+    def shard_damage(self, rel: str, item_ids: list[str]) -> str | None:
+        """What is wrong with a finished shard file, or None when it is whole: it must read back with
+        every page matching the checksum written with it, and hold exactly ``item_ids`` in order (the
+        row count and item range of its shard)."""
+        try:
+            ids = self.shards.read_table([rel], verify=True).column("item_id").to_pylist()
+        except Exception as exc:  # noqa: BLE001 - any read failure means the file cannot be trusted
+            return f"unreadable ({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
+        if len(ids) != len(item_ids):
+            return f"{len(ids)} rows, expected {len(item_ids)}"
+        if ids != item_ids:
+            first = next(i for i, (a, b) in enumerate(zip(ids, item_ids)) if a != b)
+            return f"row {first} is item {ids[first]!r}, expected {item_ids[first]!r}"
+        return None
+
     def read_shards(self, rels: list[str], columns: list[str] | None = None):
         return self.shards.read_frame(list(rels), columns)
 
@@ -110,6 +129,24 @@ class RunDir:
         return [f for f in self.shards.files(prefix) if f.endswith(".parquet")]
 
     # --- the driver's files ---------------------------------------------------------------------
+    def check_writable(self) -> None:
+        """Fail before any work, naming the folder, when the driver could not write its files here (the
+        run's folder, or a remote run's local staging folder): read-only, no permission, a file in the
+        way. Nothing is left behind: a folder not made yet is checked at its nearest existing parent."""
+        folder = self.root
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        where = self.root if folder == self.root else f"{self.root} (in {folder})"
+        if not folder.is_dir():
+            raise OutputError(f"{where}: {folder} exists and is not a directory")
+        probe = folder / f".write-probe-{uuid.uuid4().hex[:12]}.tmp"
+        try:
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            error = os_error(OSError(exc.errno, exc.strerror), where)  # named after the run, not the probe
+            raise (error or exc) from None
+
     def remove_temporaries(self) -> int:
         """Delete leftovers of writes that were interrupted before their rename."""
         count = 0
@@ -123,7 +160,19 @@ class RunDir:
         self.sync()
         if not self.run_json.exists():
             return None
-        return json.loads(self.run_json.read_text(encoding="utf-8"))
+        try:
+            info = json.loads(self.run_json.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise RunDirError(
+                f"{self._where('run.json')}: damaged ({type(exc).__name__}: {exc}); the run cannot be resumed or "
+                f"scored without it. Restore it, or start again with a new --out") from None
+        if not isinstance(info, dict) or not {"run_id", "config", "suites", "systems"} <= info.keys():
+            raise RunDirError(f"{self._where('run.json')}: not a biaseval run record (fields missing); restore it, "
+                              f"or start again with a new --out")
+        return info
+
+    def _where(self, name: str) -> str:
+        return self.remote.uri(name) if self.remote is not None else str(self.root / name)
 
     def write_run(self, info: dict) -> None:
         write_text_atomic(self.run_json, json.dumps(info, indent=2, sort_keys=True) + "\n")

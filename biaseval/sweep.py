@@ -158,9 +158,10 @@ def prepare(config: RunConfig, config_dir: Path) -> Prepared:
     coverage = {}
     for system, cfg in config.systems.items():
         coverage[system] = config.suites_of(system)
-        if not is_live(cfg):  # live backends are built on the workers (clients, models, credentials)
-            build_translator(system, cfg, config_dir).check({s: suites[s] for s in coverage[system]},
-                                                            {s: config.targets_of(system, s) for s in coverage[system]})
+        # every backend's own check, here in the driver; live ones check without clients or weights
+        backend = backend_of(cfg)
+        backend.preflight(system, backend.Options.model_validate(cfg.options), {s: suites[s] for s in coverage[system]},
+                          {s: config.targets_of(system, s) for s in coverage[system]}, config_dir)
     return Prepared(config, config_dir, suites, coverage)
 
 
@@ -347,7 +348,14 @@ class ShardWorker:
         import ray
 
         # one line in this worker's log: which system it hosts, on which node (placement is checkable)
-        print(f"biaseval: ShardWorker {system} on node {ray.get_runtime_context().get_node_id()}", flush=True)
+        print(f"biaseval: ShardWorker {system} on node {ray.get_runtime_context().get_node_id()} pid {os.getpid()}",
+              flush=True)
+
+    def ready(self) -> str:
+        """Answers once the backend is built and loaded (the driver watches actors that never start)."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
 
     def _finished(self) -> None:
         self.done += 1
@@ -375,12 +383,13 @@ class ShardWorker:
         texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
         texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys))).unique("key_hash", maintain_order=True)
         limiter = self.limiter
-        reserve = (lambda requests, chars: ray.get(limiter.reserve.remote(requests, chars))) if limiter else None
+        # the limiter answers when a request may go (it decides and records the start then)
+        acquire = (lambda requests, chars: ray.get(limiter.acquire.remote(requests, chars))) if limiter else None
         pause = (lambda seconds: limiter.pause.remote(seconds)) if limiter else None
         retry = self.cfg.retry
         runner = LiveRunner(self.translator,
                             RetryPolicy(retry.max_attempts, retry.backoff_s, retry.max_backoff_s, retry.timeout_s),
-                            reserve=reserve, pause=pause, concurrency=self.cfg.concurrency)
+                            acquire=acquire, pause=pause, concurrency=self.cfg.concurrency)
         parts, failed = [], 0
         for (src, tgt), group in texts.group_by(["src_lang", "tgt_lang"], maintain_order=True):
             sources = group["source"].to_list()
@@ -469,7 +478,9 @@ def _job_env_vars() -> dict:
 
 @contextmanager
 def ray_session(address: str | None = None) -> Iterator[None]:
-    """Use a running Ray, connect to ``address``/``RAY_ADDRESS``, or start a local one (and stop it after)."""
+    """Use a running Ray, connect to ``address``/``RAY_ADDRESS``, or start a private local one (and
+    stop it after). Without an address a Ray started earlier with ``ray start`` on this host is not
+    joined: a sweep joins a cluster only when told to."""
     import ray
 
     if ray.is_initialized():
@@ -482,7 +493,9 @@ def ray_session(address: str | None = None) -> Iterator[None]:
     if address:
         ray.init(address=address, runtime_env={"env_vars": env} if env else None, logging_level="WARNING")
     else:
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, logging_level="WARNING",
+        # address="local": always a new cluster of our own (plain ray.init() would connect to one that
+        # `ray start` left running here, and refuse num_cpus)
+        ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, logging_level="WARNING",
                  configure_logging=True, log_to_driver=True)
     try:
         yield
@@ -498,6 +511,7 @@ class Task:
     shard: Shard
     units: int
     keys: np.ndarray | None = None
+    part: int = 0  # a shard's texts go in several send tasks of at most sweep.texts_per_task each
 
     @property
     def system(self) -> str:
@@ -505,7 +519,7 @@ class Task:
 
     @property
     def name(self) -> str:
-        return f"{self.shard.name} ({self.kind})"
+        return f"{self.shard.name} ({self.kind}{f' {self.part + 1}' if self.kind == 'send' else ''})"
 
 
 @dataclass
@@ -518,12 +532,20 @@ class Outcome:
 def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, cache: TranslationCache,
             refresh: bool = False, die_after: int | None = None, progress: Progress | None = None) -> Outcome:
     """Run ``tasks`` on Ray actors, a system's ``write`` tasks only after all its ``send`` tasks;
-    raise SweepFailed (keeping finished work) if any fails."""
+    raise SweepFailed (keeping finished work) if any fails.
+
+    Before anything is submitted, every system's actor must fit on some live node (``check_placement``).
+    An actor that dies (its process or its node lost) is replaced and its tasks run again, each task
+    at most ``sweep.task_retries`` more times; a replacement that no live node can host is given up
+    after ``sweep.placement_wait_s``. Other failures (a backend that cannot start, an error in a task)
+    stop that system's work at once."""
     import ray
+    from ray.exceptions import RayActorError
 
     from .live import RateLimiter
 
     config = prepared.config
+    check_placement(config, list({t.system for t in tasks}), stream=progress.stream if progress else sys.stderr)
     ready: dict[str, deque[Task]] = {}
     later: dict[str, deque[Task]] = {}
     for task in tasks:
@@ -536,8 +558,29 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     limiter_cls = ray.remote(RateLimiter)
     in_flight: dict[ray.ObjectRef, tuple[Task, object]] = {}
     running: dict[object, int] = {}
-    parts: dict[str, list[str]] = {}  # shard -> store parts its send task wrote
+    parts: dict[str, list[str]] = {}  # shard -> store parts its send tasks wrote
     sending: dict[str, int] = {system: 0 for system in ready}
+    retries: dict[str, int] = {}  # task name -> times it was run again after its actor died
+    starting: dict[object, tuple[ray.ObjectRef, float]] = {}  # actor -> its ready() call, since when unplaced
+    stopped: dict[str, str] = {}  # system -> why its work stopped
+    suites = {name: SUITES.get(name) for name in prepared.suites}
+    limiters: dict[str, object] = {}
+    actors: dict[str, list] = {}
+    outcome = Outcome()
+    failures: list[str] = []
+
+    def new_actor(system: str):
+        cfg = config.systems[system]
+        options = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus, "max_restarts": 0, "max_concurrency": 1}
+        if cfg.resources:
+            options["resources"] = dict(cfg.resources)
+        actor = worker_cls.options(**options).remote(
+            system, cfg.model_dump_json(), str(prepared.config_dir), run.location, run_id,
+            {s: suites[s] for s in prepared.coverage[system]}, str(cache.root), limiters.get(system), die_after,
+            dataclasses.asdict(run.options))
+        running[actor] = 0
+        starting[actor] = (actor.ready.remote(), 0.0)
+        return actor
 
     def submit(actor, task: Task) -> None:
         data = refs[task.shard.suite]
@@ -560,48 +603,85 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         return ready[system].popleft() if ready[system] else None
 
     def fill(system: str) -> None:
+        if system in stopped:
+            return
         for actor in actors[system]:
             while running[actor] < config.sweep.in_flight and (task := next_task(system)) is not None:
                 submit(actor, task)
 
-    suites = {name: SUITES.get(name) for name in prepared.suites}
-    actors, limiters = {}, []
+    def stop(system: str, why: str) -> None:
+        """No more work for this system; its finished shards and stored translations stay."""
+        if system not in stopped:
+            stopped[system] = why
+            failures.append(why)
+        ready[system].clear()
+        later[system].clear()
+
+    def replace(system: str, dead) -> None:
+        if dead in actors[system]:
+            actors[system].remove(dead)
+            starting.pop(dead, None)
+            actors[system].append(new_actor(system))
+            print(f"sweep: {system}: an actor was lost; a new one takes over its tasks", file=sys.stderr, flush=True)
+
+    def watch_placement() -> None:
+        """Actors not started yet whose resources no live node has: given up after placement_wait_s."""
+        if not starting:
+            return
+        started, _ = ray.wait([ref for ref, _ in starting.values()], num_returns=len(starting), timeout=0)
+        started = set(started)
+        live_nodes = None
+        for actor, (ref, since) in list(starting.items()):
+            if ref in started:
+                del starting[actor]
+                continue
+            system = next(s for s, group in actors.items() if actor in group)
+            live_nodes = live_nodes if live_nodes is not None else ray.nodes()
+            missing = unplaceable(actor_bundle(config.systems[system]), live_nodes)
+            if missing is None:
+                starting[actor] = (ref, 0.0)
+            elif not since:
+                starting[actor] = (ref, time.monotonic())
+            elif time.monotonic() - since >= config.sweep.placement_wait_s:
+                del starting[actor]
+                stop(system, f"{system}: no live node can host its actor any more ({missing}); waited "
+                             f"{config.sweep.placement_wait_s:g} s (sweep.placement_wait_s)")
+                for handle in actors[system]:
+                    ray.kill(handle)
+
     for system in ready:
         cfg = config.systems[system]
-        limiter = None
         if cfg.limits.requests_per_s or cfg.limits.chars_per_min:
-            limiter = limiter_cls.options(num_cpus=0).remote(
+            limiters[system] = limiter_cls.options(num_cpus=0).remote(
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s)
-            limiters.append(limiter)
         count = min(actors_for(cfg, cluster), len(ready[system]) + len(later[system]))
-        options = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus, "max_restarts": 0, "max_concurrency": 1}
-        if cfg.resources:
-            options["resources"] = dict(cfg.resources)
-        actors[system] = [
-            worker_cls.options(**options).remote(
-                system, cfg.model_dump_json(), str(prepared.config_dir), run.location, run_id,
-                {s: suites[s] for s in prepared.coverage[system]}, str(cache.root), limiter, die_after,
-                dataclasses.asdict(run.options))
-            for _ in range(count)
-        ]
-        for actor in actors[system]:
-            running[actor] = 0
+        actors[system] = [new_actor(system) for _ in range(count)]
         fill(system)
 
-    outcome = Outcome()
-    failures: list[str] = []
     while in_flight:
-        done, _ = ray.wait(list(in_flight), num_returns=1)
+        done, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+        if not done:
+            watch_placement()
+            continue
         task, actor = in_flight.pop(done[0])
         running[actor] -= 1
         if task.kind == "send":
             sending[task.system] -= 1
         try:
             units, failed, *written = ray.get(done[0])
+        except RayActorError as exc:  # the actor's process or node is gone; its work may run again
+            tries = retries.get(task.name, 0)
+            if task.system in stopped or exc.actor_init_failed or tries >= config.sweep.task_retries:
+                stop(task.system, f"{task.name}: {_describe(exc)}" + (
+                    f" (after {tries} retries: sweep.task_retries)" if tries and not exc.actor_init_failed else ""))
+                continue
+            retries[task.name] = tries + 1
+            replace(task.system, actor)
+            (later if task.kind == "write" else ready)[task.system].appendleft(task)
+            fill(task.system)
+            continue
         except Exception as exc:  # noqa: BLE001 - reported below with the task named
-            failures.append(f"{task.name}: {_describe(exc)}")
-            ready[task.system].clear()
-            later[task.system].clear()
+            stop(task.system, f"{task.name}: {_describe(exc)}")
             continue
         if task.kind == "send":
             outcome.sent += units
@@ -612,9 +692,8 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             outcome.failed += failed
         if progress:
             progress.advance(units)
-        if not failures:
-            fill(task.system)
-    for handle in [a for system_actors in actors.values() for a in system_actors] + limiters:
+        fill(task.system)
+    for handle in [a for system_actors in actors.values() for a in system_actors] + list(limiters.values()):
         ray.kill(handle)
     if failures:
         raise SweepFailed(
@@ -622,6 +701,56 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             f"{cache.root}) and a rerun of the same command resumes from them. First failure: {failures[0]}"
         )
     return outcome
+
+
+class PlacementError(BiasevalError):
+    """A system asks for resources that no live node of the Ray cluster has."""
+
+
+def actor_bundle(cfg: SystemConfig) -> dict[str, float]:
+    """What one actor of the system asks Ray for (CPUs, GPUs, custom resources); zeros left out."""
+    bundle = {"CPU": cfg.num_cpus, "GPU": cfg.num_gpus, **cfg.resources}
+    return {name: amount for name, amount in bundle.items() if amount}
+
+
+def unplaceable(bundle: dict[str, float], nodes: list[dict]) -> str | None:
+    """None when some live node's total resources hold ``bundle`` (``ray.nodes()`` rows), else what
+    is missing, in words."""
+    alive = [node.get("Resources") or {} for node in nodes if node.get("Alive")]
+    if any(all(total.get(k, 0.0) >= v for k, v in bundle.items()) for total in alive):
+        return None
+    short = [f"{k!r} ({v:g} per actor; most on one live node: {max((t.get(k, 0.0) for t in alive), default=0):g})"
+             for k, v in bundle.items() if not any(t.get(k, 0.0) >= v for t in alive)]
+    if short:
+        return "resource " + ", ".join(short)
+    return f"no single live node holds all of {bundle}"
+
+
+def check_placement(config: RunConfig, systems: list[str], *, stream=sys.stderr) -> list[dict]:
+    """Before anything is submitted: every system's actor fits on some live node, or the sweep stops
+    here naming the resource (a Ray actor that fits nowhere waits forever). With
+    ``sweep.placement_wait_s`` the cluster gets that long to gain such a node (an autoscaler adding one)."""
+    import ray
+
+    deadline = time.monotonic() + config.sweep.placement_wait_s
+    announced = set()
+    while True:
+        nodes = ray.nodes()
+        missing = {s: m for s in systems if (m := unplaceable(actor_bundle(config.systems[s]), nodes)) is not None}
+        if not missing:
+            return nodes
+        if time.monotonic() >= deadline:
+            system, what = next(iter(missing.items()))
+            waited = f" after waiting {config.sweep.placement_wait_s:g} s" if config.sweep.placement_wait_s else ""
+            raise PlacementError(
+                f"systems.{system}: no live node of the Ray cluster has {what}{waited}; nothing was sent. Start a "
+                f"node with it (ray start --resources=...), change systems.{system}.resources/num_gpus/num_cpus, or "
+                f"let an autoscaler add one within sweep.placement_wait_s")
+        for system in missing.keys() - announced:
+            print(f"sweep: {system}: waiting up to {config.sweep.placement_wait_s:g} s for a node with "
+                  f"{missing[system]}", file=stream, flush=True)
+            announced.add(system)
+        time.sleep(1.0)
 
 
 def _describe(exc: BaseException) -> str:
@@ -734,10 +863,13 @@ class RunPlan:
         return cls(config, coverage, plan_shards(config, coverage, sizes, fingerprints, ranges))
 
 
-def pending_shards(run: RunDir, shards: list[Shard]) -> list[Shard]:
-    """Shards without a finished file, or whose file holds failed rows (they are retried). One listing
-    of the run's shards, then one footer read per finished shard (for object stores: no request per
-    missing shard)."""
+def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData] | None = None,
+                   stream=sys.stderr) -> list[Shard]:
+    """Shards to (re)write: those without a finished file, those whose file holds failed rows (they
+    are retried), and — with ``suites`` given — those whose file is damaged: unreadable, a page that
+    fails its checksum, or not exactly the shard's items (each reported by path, then redone). A file
+    written for other work (another config or shard size) stops the sweep instead. One listing of the
+    run's shards, then each finished shard is read once."""
     finished = set(run.shard_files())
     todo = []
     for shard in shards:
@@ -745,9 +877,15 @@ def pending_shards(run: RunDir, shards: list[Shard]) -> list[Shard]:
         if path not in finished:
             todo.append(shard)
             continue
-        key, errors = run.shard_stamp(path)
+        where = run.shards.uri(path)
+        try:
+            key, errors = run.shard_stamp(path)
+        except Exception as exc:  # noqa: BLE001 - a footer that does not parse: the file is damaged
+            print(f"sweep: {where}: damaged (footer unreadable: {type(exc).__name__}); writing it again",
+                  file=stream, flush=True)
+            todo.append(shard)
+            continue
         if key != shard.key:
-            where = run.shards.uri(path)
             raise RunDirError(
                 f"{where}: written for different work (another shard_size, system config or item set); "
                 f"use a new --out directory, or delete {run.shards.uri(f'system={shard.system}')} to translate "
@@ -755,6 +893,12 @@ def pending_shards(run: RunDir, shards: list[Shard]) -> list[Shard]:
             )
         if errors:
             todo.append(shard)
+            continue
+        if suites is not None:
+            damage = run.shard_damage(path, suites[shard.suite].slice(shard.start, shard.stop)["item_id"].to_list())
+            if damage:
+                print(f"sweep: {where}: damaged ({damage}); writing it again", file=stream, flush=True)
+                todo.append(shard)
     return todo
 
 
@@ -778,7 +922,7 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
 
     run = open_run(out, prepared, config_path, run_id, previous, refresh, options)
     shards = shards_of(prepared)
-    todo = {s.name for s in pending_shards(run, shards)}
+    todo = {s.name for s in pending_shards(run, shards, prepared.suites, stream)}
     skipped = len(shards) - len(todo)
     if skipped:
         print(f"sweep: resuming {run.location}: {skipped} of {len(shards)} shards already finished", file=stream)
@@ -790,8 +934,11 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
                 tasks.append(Task("items", shard, shard.size))
             continue
         keys = live.send.get((shard.suite, shard.index))
-        if keys is not None:
-            tasks.append(Task("send", shard, len(keys), keys))
+        if keys is not None:  # results reach the store as each task ends: a crash loses only tasks in flight
+            per_task = prepared.config.sweep.texts_per_task
+            for part, start in enumerate(range(0, len(keys), per_task)):
+                chunk = keys[start:start + per_task]
+                tasks.append(Task("send", shard, len(chunk), chunk, part))
         if shard.name in todo:
             tasks.append(Task("write", shard, shard.size))
     for system, live in prepared.live.items():

@@ -59,7 +59,8 @@ def ray_local():
     """A local Ray for this module's tests (2 CPUs, no dashboard), shut down afterwards."""
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    # address="local": a private cluster, never one that `ray start` left running on this host
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING")
     yield ray
     ray.shutdown()
 

@@ -123,7 +123,7 @@ def test_cloud_and_recorded_systems_resume_without_resending(tmp_path, data_dir,
                        "limits": {"requests_per_s": 200}, "concurrency": 2},
             "aws": recorded_aws,
         }
-        config = live_config(tmp_path, systems, sweep={"shard_size": 300, "texts_per_task": 100})
+        config = live_config(tmp_path, systems, sweep={"shard_size": 300, "texts_per_task": 100, "task_retries": 0})
         out = tmp_path / "run"
         with pytest.raises(Exception, match="resumes"):
             sweep(config, out, die_after=2)  # each actor exits after its second task

@@ -24,13 +24,13 @@ SYSTEMS = ["google", "aws"]
 ITEMS = 4 * 1071 + 704
 
 
-def small_config(tmp_path: Path, shard_size: int = 500, name: str = "small.yaml") -> Path:
+def small_config(tmp_path: Path, shard_size: int = 500, name: str = "small.yaml", **sweep_settings) -> Path:
     config = yaml.safe_load((REPO / "conf" / "paper.yaml").read_text(encoding="utf-8"))
     config["suites"] = SUITES
     config["systems"] = {k: v for k, v in config["systems"].items() if k in SYSTEMS}
     for system in config["systems"].values():
         system["options"]["files"] = {s: f for s, f in system["options"]["files"].items() if s in SUITES}
-    config["sweep"] = {"shard_size": shard_size}
+    config["sweep"] = {"shard_size": shard_size, **sweep_settings}
     config["metrics"] = {"bootstrap": 200, "seed": 1}
     path = tmp_path / name
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
@@ -59,7 +59,7 @@ def _values(metrics: pl.DataFrame) -> pl.DataFrame:
 
 
 def test_worker_death_then_resume(tmp_path, data_dir, ray_local):
-    config = small_config(tmp_path)
+    config = small_config(tmp_path, task_retries=0)  # a dead actor is not replaced: the sweep stops
     out = tmp_path / "run"
     with pytest.raises(SweepFailed, match="rerun of the same command resumes"):
         sweep(config, out, die_after=3)  # every actor exits after its third shard
