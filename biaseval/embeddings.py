@@ -2,18 +2,20 @@
 
 Three formats, chosen by ``format`` (or the file's extension):
 - ``bin``: a fastText model (``cc.en.300.bin``), through the ``fasttext-numpy2`` package. Words it
-  never saw still get a vector, from their character n-grams (``oov`` says so).
+  never saw still get a vector, from their character n-grams (``found`` says which were seen).
 - ``vec``: fastText's text format (``cc.it.300.vec``): a "count dimension" header, then one word and
   its numbers per line. Read in one streaming pass that keeps only the words asked for, so a 7 GB
-  file costs the memory of those words, not of the file.
+  file costs the memory of those words, not of the file; every line is still checked. A word the
+  file lacks has no vector (``found`` is False and its row is zeros).
 - ``text``: word2vec or GloVe text, the same with or without the header.
 
-A model is loaded once per process that scores with it (``load_model`` caches by path).
+A .bin model is loaded once per process that scores with it (``load_vectors`` caches by path).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -37,13 +39,15 @@ def format_of(path: str | Path, format: str | None = None) -> str:
 @dataclass
 class Vectors:
     """Vectors of some words (rows of ``matrix``, in the order of ``words``); ``found`` tells which
-    were in the model's vocabulary (a fastText .bin still gives the others a subword vector)."""
+    were in the model's vocabulary. With ``subword`` (a fastText .bin) the others still have a vector,
+    built from their character n-grams; otherwise their row is zeros and they have no vector."""
 
     words: list[str]
     matrix: np.ndarray
     found: np.ndarray
     dim: int
     model: str
+    subword: bool = False
     index: dict[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -52,6 +56,11 @@ class Vectors:
     def get(self, word: str) -> np.ndarray | None:
         i = self.index.get(word)
         return None if i is None else self.matrix[i]
+
+    def has_vector(self, word: str) -> bool:
+        """Whether ``word`` (one of ``words``) has a vector: it is in the vocabulary, or gets subwords."""
+        i = self.index.get(word)
+        return i is not None and (self.subword or bool(self.found[i]))
 
 
 class FastTextModel:
@@ -76,19 +85,45 @@ class FastTextModel:
         words = list(dict.fromkeys(words))
         matrix = np.array([self.model.get_word_vector(w) for w in words], dtype=np.float32).reshape(len(words), self.dim)
         found = np.array([w in self.vocabulary for w in words], dtype=bool)
-        return Vectors(words, matrix, found, self.dim, f"{self.path.name} (fastText bin)")
+        return Vectors(words, matrix, found, self.dim, f"{self.path.name} (fastText bin)", subword=True)
+
+
+_NUMBER = rb"[-+]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?+\d++)?+"
+
+
+def _numbers(dim: int) -> re.Pattern:
+    """Exactly ``dim`` decimal numbers separated by blanks: one C-speed check of a whole line."""
+    return re.compile(rb"[ \t]*+" + _NUMBER + rb"(?:[ \t]++" + _NUMBER + rb"){%d}+[ \t]*+" % (dim - 1))
+
+
+def _bad_line(path: Path, number: int, word: bytes, rest: bytes, dim: int) -> ConfigError:
+    """What is wrong with a line that failed the check: its count of numbers, or its first non-number."""
+    fields = rest.split()
+    if len(fields) != dim:
+        return ConfigError(f"{path}:{number}: {len(fields)} numbers, but the vectors have dimension {dim}")
+    single = re.compile(_NUMBER)
+    bad = next(((k, f) for k, f in enumerate(fields, 1) if not single.fullmatch(f)), None)
+    if bad is None:
+        return ConfigError(f"{path}:{number}: not a vector of numbers (separated by something other than "
+                           "spaces or tabs)")
+    shown = bad[1].decode("utf-8", "replace")
+    return ConfigError(f"{path}:{number}: not a vector of numbers: {shown!r} (number {bad[0]} of the vector "
+                       f"of {word.decode('utf-8', 'replace')!r})")
 
 
 def read_text_vectors(path: Path, words: Iterable[str], *, expected_dim: int | None = None) -> Vectors:
     """One streaming pass over a .vec / word2vec / GloVe text file, keeping only ``words``.
 
     Lines are ``word v1 v2 ...``; an optional first line ``count dimension`` is skipped. The first
-    vector fixes the dimension; a line with another is an error naming the file and line."""
+    vector fixes the dimension. Every line is checked, whether its word is kept or not: a line with
+    another count of numbers, or with something that is not a decimal number (``nan`` and ``inf``
+    included), is an error naming the file and line."""
     if not path.is_file():
         raise ConfigError(f"{path}: embedding file not found")
     wanted = set(words)
     kept: dict[str, np.ndarray] = {}
     dim = expected_dim
+    check = _numbers(dim) if dim else None
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, 1):
             line = raw.rstrip(b"\r\n")
@@ -100,21 +135,24 @@ def read_text_vectors(path: Path, words: Iterable[str], *, expected_dim: int | N
                 if dim is not None and header_dim != dim:
                     raise ConfigError(f"{path}:1: header says dimension {header_dim}, expected {dim}")
                 dim = header_dim
+                check = _numbers(dim) if dim else None
                 continue
-            fields = rest.split()
             if dim is None:
-                dim = len(fields)
-            elif len(fields) != dim:
-                raise ConfigError(f"{path}:{number}: {len(fields)} numbers, but the vectors have dimension {dim}")
+                dim = len(rest.split())
+                check = _numbers(dim) if dim else None
+            if check is None:
+                raise ConfigError(f"{path}:{number}: a word without a vector")
+            if not check.fullmatch(rest):
+                raise _bad_line(path, number, head, rest, dim)
             try:
                 word = head.decode("utf-8")
             except UnicodeDecodeError:
                 raise ConfigError(f"{path}:{number}: the word is not valid UTF-8") from None
             if word in wanted and word not in kept:
-                try:
-                    kept[word] = np.array(fields, dtype=np.float32)
-                except ValueError:
-                    raise ConfigError(f"{path}:{number}: not a vector of numbers") from None
+                vector = np.array(rest.split(), dtype=np.float32)
+                if not np.isfinite(vector).all():
+                    raise ConfigError(f"{path}:{number}: a number too large for a 32-bit float")
+                kept[word] = vector
     if dim is None:
         raise ConfigError(f"{path}: no vectors in the file")
     order = list(dict.fromkeys(words))

@@ -605,23 +605,31 @@ def _embedding(page: _Page, run: RunDir, suite: str, embedding: dict, colours: d
                          "before translation (left, source language) and after (right); colour: the word's gender class. "
                          "Points above the diagonal lean female, below it male; points that move towards the diagonal "
                          "lost their lean in translation."))
+    words = embedding.get("words")
+    words = words.filter(pl.col("suite") == suite) if words is not None and words.height else None
+    _embedding_checks(page, suite, words)
     bins = embedding.get("bins")
     if bins is not None and bins.height:
         part = bins.filter(pl.col("suite") == suite)
         for (side, language, system), rows_ in part.group_by("side", "language", "system", maintain_order=True):
             who = "source words" if side == "source" else f"translations by {system}"
+            binning = f", {rows_['binning'][0]} bins" if "binning" in rows_.columns else ""
             lines = []
             for r in rows_.iter_rows(named=True):
                 share = r["share"] if r["share"] == r["share"] else 0.0
                 bar = f'<span class="share" style="width:{max(0.0, min(share, 1.0)) * 80:.0f}px"></span>'
+                everyone = r.get("share_all")
                 lines.append([e(r["feature"]), e(r["bin"]), e(f"[{_small(r['lo'])}, {_small(r['hi'])}]"), e(r["count"]),
-                              f"{bar}{e(f'{100 * share:.1f}%')}", e(r["examples"])])
-            page.add(f"<h4>Bins: {e(who)} ({e(language)})</h4>",
-                     _table(["feature", "bin", "range", "words", "share", "most extreme words"], lines,
-                            numeric={1, 3, 4}, cls=f"bins suite-{suite}"))
+                              f"{bar}{e(f'{100 * share:.1f}%')}", e(fmt_value(everyone, 100, 1)), e(r["examples"])])
+            page.add(f"<h4>Bins: {e(who)} ({e(language)}{e(binning)})</h4>",
+                     _table(["feature", "bin", "range", "words", "share", "share of all (%)", "most extreme words"],
+                            lines, numeric={1, 3, 4, 5}, cls=f"bins suite-{suite}"))
         if part.height:
-            page.add('<p class="note">Equal-width bins over the observed range of each feature (direction separately '
-                     "per sign). Most words in the first intensity bins: words stay close to both gendered words; a "
+            page.add('<p class="note">Intensity in equal-width bins over its observed range, or in bins of a fixed '
+                     "width from 0; direction by its size on each side, so bin 1 is the weakest lean, female "
+                     "(direction+) and male (direction−) alike; a direction of exactly 0 is on neither side "
+                     "(direction0). Share: within the feature (its sign); share of all: of every word with a "
+                     "direction. Most words in the first intensity bins: words stay close to both gendered words; a "
                      "heavy direction+ side: words lean female.</p>")
     shift = embedding.get("shift")
     if shift is not None and shift.height:
@@ -637,9 +645,8 @@ def _embedding(page: _Page, run: RunDir, suite: str, embedding: dict, colours: d
                      '<p class="note">Rows: the source word\'s gender class; columns: the grammatical gender of its '
                      "translation, as a share of the class's words. Neutral words coming out masculine is the "
                      "default-to-masculine bias.</p>")
-    words = embedding.get("words")
-    if words is not None and words.height:
-        part = words.filter(pl.col("suite") == suite)
+    if words is not None:
+        part = words
         if part.height:
             shown = part.head(MAX_WORD_ROWS)
             lines = []
@@ -653,6 +660,31 @@ def _embedding(page: _Page, run: RunDir, suite: str, embedding: dict, colours: d
                      + _table(["word", "class", "system", "translation", "translation's gender", "direction before",
                                "direction after"], lines, numeric={5, 6}, cls=f"words suite-{suite}")
                      + "</details>")
+
+
+def _embedding_checks(page: _Page, suite: str, words: pl.DataFrame | None) -> None:
+    """The sanity figures of a suite's embedding study and the words without a vector."""
+    if words is None or not words.height:
+        return
+    from .metrics.embedding import describe_missing, missing_words, sanity
+
+    figures = sanity(words)
+    if figures.height:
+        lines = [[e(r["system"]), e(f"{r['src_lang']} → {r['tgt_lang']}"), e(f"{r['cos_src_fm']:.3f}"),
+                  e(f"{r['cos_tgt_fm']:.3f}"), e(r["words"]), e(fmt_value(r["share_rose_f"], 100, 1)),
+                  e(fmt_value(r["share_rose_m"], 100, 1))] for r in figures.iter_rows(named=True)]
+        page.add("<h4>Sanity figures</h4>",
+                 _table(["system", "languages", "cos(f, m) before", "cos(f, m) after", "words", "rose to f (%)",
+                         "rose to m (%)"], lines, numeric={2, 3, 4, 5, 6}, cls=f"sanity suite-{suite}"),
+                 '<p class="note">cos(f, m): the female and male word of each language in its model (cos(she, he), '
+                 "cos(lei, lui)); rose: the share of words whose similarity to f (to m) is higher after translation, "
+                 "of the words with a vector before and after.</p>")
+    notes = [n for n in map(describe_missing, missing_words(words)) if n]
+    if notes:
+        page.add('<h4>Words without a vector</h4><ul class="missing">'
+                 + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+    else:
+        page.add('<p class="note">Every word and translation has a vector in its embedding model.</p>')
 
 
 def _history_frame(history: pl.DataFrame) -> pl.DataFrame:

@@ -48,6 +48,7 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
     if (run.root / "embedding_bins.parquet").exists():
         embedding = {"bins": pl.read_parquet(run.root / "embedding_bins.parquet"),
                      "shift": pl.read_parquet(run.root / "gender_shift.parquet"),
+                     "words": pl.read_parquet(run.root / "embedding_bias.parquet"),
                      "plots": sorted(str(p.relative_to(run.root)) for p in (run.root / "plots").glob("embedding-*.png"))}
     reasons = read_reasons(run.labels, run.items) if run.items.exists() else None
     write_text_atomic(run.report, render(metrics, info, published, failures, embedding, reasons))

@@ -41,7 +41,9 @@ def embedding_scatter(features: pl.DataFrame, folder: Path) -> list[Path]:
                 lo = float(min(values.min().row(0)))
                 hi = float(max(values.max().row(0)))
                 ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
-            ax.set_title(f"{'before' if side == 'src' else 'after'} translation ({language})")
+            hidden = part.height - values.height
+            note = f"; {hidden} without a vector not shown" if hidden else ""
+            ax.set_title(f"{'before' if side == 'src' else 'after'} translation ({language}{note})", fontsize=10)
             ax.set_xlabel("cos(w, male word)")
         axes[0].set_ylabel("cos(w, female word)")
         axes[0].legend(loc="upper left", fontsize=8)

@@ -281,20 +281,48 @@ def occupations_section(metrics: pl.DataFrame) -> list[str]:
     return lines + [""]
 
 
-def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str]) -> list[str]:
-    """The embedding-bias study: plots, intensity/direction bins, and the gender-shift table."""
+def _percent(value: float | None) -> str:
+    return "—" if value is None or value != value else f"{100 * value:.1f}%"
+
+
+def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
+                      words: pl.DataFrame | None = None) -> list[str]:
+    """The embedding-bias study: plots, the sanity figures, the words without a vector,
+    intensity/direction bins, and the gender-shift table (``words``: embedding_bias.parquet)."""
+    from .metrics.embedding import describe_missing, missing_words, sanity
+
     lines = ["## Embedding bias before and after translation", "",
              "Per word w and the female/male target words f, m of its language: intensity = |cos(w, f) − cos(w, m)|, "
              "direction = cos(w, f) − cos(w, m) (positive leans female). Points above the diagonal lean female.", ""]
     lines += [f"![{Path(p).stem}]({p})" for p in plots] + [""]
+    figures = sanity(words) if words is not None else pl.DataFrame()
+    if figures.height:
+        lines += ["Sanity figures: cos(f, m) of each language's female and male word in its model (the paper's "
+                  "cos(she, he) and cos(lei, lui)), and the share of words whose similarity to f (to m) rose in "
+                  "translation, of the words with a vector before and after:", "",
+                  "| suite | system | languages | cos(f, m) before | cos(f, m) after | words | rose to f | rose to m |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in figures.iter_rows(named=True):
+            lines.append(f"| {r['suite']} | {r['system']} | {r['src_lang']} → {r['tgt_lang']} | {r['cos_src_fm']:.3f} | "
+                         f"{r['cos_tgt_fm']:.3f} | {r['words']} | {_percent(r['share_rose_f'])} | {_percent(r['share_rose_m'])} |")
+        lines.append("")
+    if words is not None and words.height:
+        notes = [n for n in map(describe_missing, missing_words(words)) if n]
+        lines += (["Words without a vector:", ""] + [f"- {n}" for n in notes] if notes
+                  else ["Every word and translation has a vector in its embedding model."]) + [""]
     for (suite, side, language, system), part in bins.group_by("suite", "side", "language", "system", maintain_order=True):
         who = "source words" if side == "source" else f"translations by {system}"
-        lines += [f"Bins, {suite}, {who} ({language}):", "",
-                  "| feature | bin | range | words | share | examples |", "|---|---|---|---|---|---|"]
+        binning = f", {part['binning'][0]} bins" if "binning" in part.columns else ""
+        lines += [f"Bins, {suite}, {who} ({language}{binning}):", "",
+                  "| feature | bin | range | words | share | share of all | examples |", "|---|---|---|---|---|---|---|"]
         for r in part.iter_rows(named=True):
             lines.append(f"| {r['feature']} | {r['bin']} | [{r['lo']:.3f}, {r['hi']:.3f}] | {r['count']} | "
-                         f"{100 * r['share']:.1f}% | {r['examples']} |")
+                         f"{100 * r['share']:.1f}% | {_percent(r.get('share_all'))} | {r['examples']} |")
         lines.append("")
+    if bins.height:
+        lines += ["Direction is binned by its size on each side: bin 1 is the weakest lean, female (direction+) and "
+                  "male (direction−) alike; a direction of exactly 0 counts on neither side (direction0). A bin's "
+                  "share is within its feature (its sign), its share of all is of every word with a direction.", ""]
     if shift.height:
         lines += ["Gender shift: the source word's class against the grammatical gender of its translation "
                   "(share of the class's words, %):", ""]
@@ -354,7 +382,7 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
     lines += winomt_languages_section(metrics, reasons)
     lines += occupations_section(metrics)
     if embedding:
-        lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"])
+        lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))
     lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are seeded percentile bootstraps over items.", ""]
     lines += all_metrics_tables(metrics)
     return "\n".join(lines) + "\n"

@@ -96,8 +96,11 @@ def test_every_feature_matches_numpy(models):
     it = load_vectors(models["it"][0], ["infermiera", "ingegnere", "lei", "lui"])
     src_pair = pair_vectors(en, ("she", "he"), "en")
     tgt_pair = pair_vectors(it, ("lei", "lui"), "it")
-    tv, tfound = text_vectors(["l'infermiera", "un ingegnere"], "it", it)
+    tv, tfound, missing = text_vectors(["l'infermiera", "un ingegnere"], "it", it)
+    assert tfound.tolist() == [True, True] and missing == [[], []]
     got = features(["nurse", "engineer"], en.matrix[:2], en.found[:2], src_pair, tv, tfound, tgt_pair)
+    assert got["cos_src_fm"].tolist() == pytest.approx([_cos(en.get("she"), en.get("he"))] * 2, abs=1e-5)
+    assert got["cos_tgt_fm"].tolist() == pytest.approx([_cos(it.get("lei"), it.get("lui"))] * 2, abs=1e-5)
     for k, (w, t) in enumerate([("nurse", "infermiera"), ("engineer", "ingegnere")]):
         vw, vt = en.get(w), it.get(t)
         f_en, m_en, f_it, m_it = en.get("she"), en.get("he"), it.get("lei"), it.get("lui")
@@ -129,12 +132,12 @@ def test_bins_equal_width_with_counts_shares_and_examples():
     assert out[-1]["examples"] == "f, e" and out[0]["share"] == pytest.approx(2 / 6)
     frame = pl.DataFrame({"word": words, "intensity_src": np.abs(values - 0.5), "direction_src": values - 0.5})
     rows = bin_rows(frame, "src", 3, 1)
-    assert {r["feature"] for r in rows} == {"intensity", "direction+", "direction-"}
+    assert {r["feature"] for r in rows} == {"intensity", "direction+", "direction-", "direction0"}
     pos = [r for r in rows if r["feature"] == "direction+"]
-    assert pos[0]["lo"] == 0.0 and sum(r["count"] for r in pos) == 3  # 0.0 (d), 0.4 (e), 0.5 (f)
+    assert pos[0]["lo"] == 0.0 and sum(r["count"] for r in pos) == 2  # 0.4 (e), 0.5 (f); d (0.0) on neither side
     neg = [r for r in rows if r["feature"] == "direction-"]
-    assert neg[-1]["hi"] == 0.0 and sum(r["count"] for r in neg) == 3  # a, b, c
-    assert neg[0]["examples"] == "a"  # the most extreme of the most negative bin
+    assert neg[0]["hi"] == 0.0 and sum(r["count"] for r in neg) == 3  # a, b, c
+    assert neg[-1]["examples"] == "a"  # the most extreme word is in the strongest (last) bin
 
 
 def test_vec_reader_keeps_only_what_it_needs(tmp_path):
@@ -184,3 +187,36 @@ def test_wrong_dimension_and_missing_files(models, tmp_path):
     it = load_vectors(models["it"][1], ["lei"])
     with pytest.raises(ConfigError, match="has no vector for 'lui'"):
         pair_vectors(it, ("lei", "lui"), "it")
+
+
+def test_direction_bins_weakest_first_with_shares_of_all_words():
+    # female: .1 | .3 .5 over [0, .5] (edge .25); male sizes .05 .15 | .35 .4 over [0, .4] (edge .2); d: 0
+    direction = np.array([0.5, 0.1, 0.3, 0.0, -0.05, -0.4, -0.15, -0.35, np.nan])
+    frame = pl.DataFrame({"word": list("abcdefghi"), "intensity_src": np.abs(direction), "direction_src": direction})
+    rows = bin_rows(frame, "src", 2, 3)
+    female = [r for r in rows if r["feature"] == "direction+"]
+    male = [r for r in rows if r["feature"] == "direction-"]
+    zero = [r for r in rows if r["feature"] == "direction0"]
+    assert [(r["bin"], r["count"], r["examples"]) for r in female] == [(1, 1, "b"), (2, 2, "a, c")]
+    assert [(r["bin"], r["count"], r["examples"]) for r in male] == [(1, 2, "g, e"), (2, 2, "f, h")]
+    assert [(r["lo"], r["hi"]) for r in male] == [(pytest.approx(-0.2), 0.0), (pytest.approx(-0.4), pytest.approx(-0.2))]
+    assert [r["share"] for r in female] == pytest.approx([1 / 3, 2 / 3])
+    assert [r["share_all"] for r in female + male] == pytest.approx([1 / 8, 2 / 8, 2 / 8, 2 / 8])  # 8 with a direction
+    assert [(r["count"], r["examples"]) for r in zero] == [(1, "d")] and zero[0]["share_all"] == pytest.approx(1 / 8)
+
+
+def test_fixed_width_bins_start_at_zero_and_a_value_on_an_edge_goes_up():
+    out = bins(np.array([0.1, 0.3, 0.25, np.nan]), ["a", "b", "c", "d"], 5, 1, width=0.1)
+    assert [(round(b["lo"], 9), round(b["hi"], 9), b["count"]) for b in out] == [
+        (0.0, 0.1, 0), (0.1, 0.2, 1), (0.2, 0.3, 1), (0.3, 0.4, 1)]
+    assert [b["share"] for b in out] == pytest.approx([0, 1 / 3, 1 / 3, 1 / 3])
+
+
+def test_a_token_without_a_vector_is_left_out_of_the_mean(tmp_path):
+    path = tmp_path / "it.vec"
+    path.write_text("2 2\ncasa 1 0\ncura 0 1\n", encoding="utf-8")
+    it = load_vectors(path, ["casa", "di", "cura", "medico"])
+    vectors, found, missing = text_vectors(["casa di cura", "il medico", "casa"], "it", it)
+    np.testing.assert_allclose(vectors[0], [0.5, 0.5])  # not (1/3, 1/3): "di" has no vector
+    assert np.isnan(vectors[1]).all() and found.tolist() == [True, False, True]
+    assert missing == [["di"], ["medico"], []]
