@@ -4,9 +4,10 @@ are computed (biaseval/metrics/embedding.py) and written beside the other result
 
     embedding_bias.parquet   one row per word × system × target language, every feature
     embedding_bins.parquet   intensity and direction bins per language (source side and each system)
-                             (words without a vector are listed on stderr and in the report)
     gender_shift.parquet     source gender class × gender of the translation, per system
     plots/embedding-*.png    cos(w, m) against cos(w, f), before and after translation
+
+Words and tokens without a vector in their model are named on stderr here, and in the reports.
 """
 
 from __future__ import annotations
