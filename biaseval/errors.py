@@ -27,3 +27,18 @@ class SweepFailed(BiasevalError):
     """A worker died or a backend failed; finished shards are kept for the rerun."""
 
     exit_code = 3
+
+
+class OutputError(BiasevalError):
+    """The output location cannot be used: not writable, its object store unreachable, its bucket missing."""
+
+
+class DiskFullError(OutputError):
+    """A write found no space left (disk full, quota used up); the message names the file. Finished
+    work is kept: free space and rerun the same command."""
+
+    exit_code = 3
+
+
+class RunLockedError(BiasevalError):
+    """Another biaseval driver holds the run's lock; the message names it (host, pid, since)."""

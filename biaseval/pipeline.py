@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,10 +12,12 @@ import polars as pl
 
 from . import published as published_results
 from .config import load_config
+from .errors import DiskFullError
 from .html_report import render_html
 from .report import read_failures, read_reasons, render
+from .runlock import run_lock
 from .scoring import score_run
-from .storage import StoreOptions
+from .storage import StoreOptions, os_error
 from .store import RunDir, write_text_atomic
 from .sweep import SweepResult, prepare, run_translations
 
@@ -29,11 +32,13 @@ class RunSummary:
 
 def load(config_path: str | Path, systems: list[str] | None = None):
     """The validated config (optionally narrowed to some systems) and its prepared items."""
-    config_path = Path(config_path)
-    config = load_config(config_path)
-    if systems:
-        config = config.select_systems(systems)
-    return config, prepare(config, config_path.resolve().parent)
+    config = _config(config_path, systems)
+    return config, prepare(config, Path(config_path).resolve().parent)
+
+
+def _config(config_path: str | Path, systems: list[str] | None):
+    config = load_config(Path(config_path))
+    return config.select_systems(systems) if systems else config
 
 
 def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.DataFrame | None = None) -> Path:
@@ -58,13 +63,15 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
 
 def score(out: str | Path, options: StoreOptions | None = None, *, report: bool = True) -> pl.DataFrame:
     """Labels, metrics and (unless ``report`` is False) reports of a run (local folder or object-store
-    URI), published to its location when that is remote."""
+    URI), published to its location when that is remote. Holds the run's lock (runlock.py)."""
     run = RunDir(out, options)
-    run.sync()
-    metrics = score_run(run)
-    if report:
-        write_report(run, metrics)
-    run.publish()
+    run.check_writable()
+    with run_lock(out, options), _full_disk_named(out):
+        run.sync()
+        metrics = score_run(run)
+        if report:
+            write_report(run, metrics)
+        run.publish()
     return metrics
 
 
@@ -75,8 +82,25 @@ def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None
     the id of a new run (default: a fresh one)."""
     start = time.monotonic()
     config_path = Path(config_path)
-    _, prepared = load(config_path, systems)
-    result = run_translations(prepared, out, config_path, address=address, refresh=refresh,
-                              die_after=die_after, stream=stream, run_id=run_id)
-    metrics = score(out, prepared.config.store_options(), report=report)
+    config = _config(config_path, systems)
+    options = config.store_options()
+    RunDir(out, options).check_writable()  # before any work: a read-only --out, a file in the way
+    with run_lock(out, options, stream=stream, run_id=run_id), _full_disk_named(out):
+        prepared = prepare(config, config_path.resolve().parent)
+        result = run_translations(prepared, out, config_path, address=address, refresh=refresh,
+                                  die_after=die_after, stream=stream, run_id=run_id)
+        metrics = score(out, options, report=report)
     return RunSummary(result.run, result, metrics, time.monotonic() - start)
+
+
+@contextmanager
+def _full_disk_named(out: str | Path):
+    """A write that found no space left and was not reported yet (pyarrow's errors name no file) is
+    reported naming its file, or else the run."""
+    try:
+        yield
+    except OSError as exc:
+        error = os_error(exc, exc.filename or f"a file of the run {out}")
+        if not isinstance(error, DiskFullError):
+            raise
+        raise error from exc

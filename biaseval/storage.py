@@ -254,13 +254,17 @@ class Store:
 
     def failure(self, exc: OSError, rel: str = "") -> OutputError:
         """An object-store error as one line naming the URL and the endpoint."""
+        text, at = " ".join(str(exc).split()) or type(exc).__name__, self._at()
         kind = _kind(exc)
-        bucket = self.base.split("/", 1)[0]
-        reason = {"network": "cannot connect to the object store",
-                  "bucket": f"the bucket {bucket!r} does not exist",
-                  "denied": "access denied (check the credentials and the bucket's policy)"}.get(kind)
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return OutputError(f"{self.uri(rel)}: {reason or detail}{self._at()}" + (f" ({detail})" if reason else ""))
+        if kind == "network":
+            reason = f"cannot connect to the object store{at}: {text.split('Details: ', 1)[-1]}"
+        elif kind == "bucket":
+            reason = f"the bucket {self.base.split('/', 1)[0]!r} does not exist{at}"
+        elif kind == "denied":
+            reason = f"access denied{at}; check the credentials and the bucket's policy"
+        else:
+            reason = f"{text}{at}"
+        return OutputError(f"{self.uri(rel)}: {reason}")
 
     def _at(self) -> str:
         return f" (endpoint {self.options.endpoint})" if self.remote and self.options.endpoint else ""

@@ -138,14 +138,14 @@ class RunDir:
             folder = folder.parent
         where = self.root if folder == self.root else f"{self.root} (in {folder})"
         if not folder.is_dir():
-            raise OutputError(f"{where}: {folder} exists and is not a directory")
+            raise OutputError(f"{where}: {'' if folder == self.root else f'{folder} '}exists and is not a directory")
         probe = folder / f".write-probe-{uuid.uuid4().hex[:12]}.tmp"
         try:
             probe.write_bytes(b"")
             probe.unlink()
-        except OSError as exc:
-            error = os_error(OSError(exc.errno, exc.strerror), where)  # named after the run, not the probe
-            raise (error or exc) from None
+        except OSError as exc:  # named after the run, not the probe
+            raise (os_error(OSError(exc.errno, exc.strerror), where)
+                   or OutputError(f"{where}: cannot be written: {exc.strerror or exc}")) from None
 
     def remove_temporaries(self) -> int:
         """Delete leftovers of writes that were interrupted before their rename."""
