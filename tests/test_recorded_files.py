@@ -96,6 +96,14 @@ def test_one_file_for_two_target_languages_is_refused(tmp_path):
     assert "Spanish" not in out  # the message is about the file, not a guess at its language
 
 
+
+def test_one_file_behind_two_paths_is_refused(tmp_path):
+    """out/it is a link to out/es: two patterns' paths, one file (its text says nothing of its language)."""
+    for variant in ("her", "him"):
+        write(tmp_path / "out" / "es" / f"{variant}.txt", [f"{variant} {k}" for k in range(40)])
+    (tmp_path / "out" / "it").symlink_to(tmp_path / "out" / "es", target_is_directory=True)
+    refused(tmp_path, config(tmp_path, "out/{target}/{stem}.txt"), "her.txt: one file for several target languages (es, it")
+
 def test_one_target_needs_no_target_placeholder(tmp_path):
     for variant in ("her", "him"):
         write(tmp_path / f"{variant}.txt", outputs("it", variant))

@@ -44,6 +44,7 @@ MAX_MISSING = 0.01  # share of a pairs file's items whose source it may lack
 class FileUse:
     """What one recorded file is read for."""
 
+    path: Path  # as the pattern gave it (files are told apart by their resolved path)
     readers: list[tuple[str, str, str]] = field(default_factory=list)  # (suite, subset, target), first read order
     lines: list[np.ndarray] = field(default_factory=list)  # lines format: the line each item reads...
     sources: list[np.ndarray] = field(default_factory=list)  # ...and a hash of its source
@@ -64,15 +65,15 @@ def check_recorded(translator: "RecordedTranslator", suites: Mapping[str, "Suite
                    targets: Mapping[str, tuple[str, ...]] | None = None) -> None:
     uses = file_uses(translator, suites, targets)
     missing: dict[str, int] = {}
-    for path, use in uses.items():
-        one_target(translator, path, use)
+    for use in uses.values():
+        one_target(translator, use)
         if translator.options.format == "pairs":
-            pairs_cover(translator, path, use)
+            pairs_cover(translator, use)
             if use.missing:
                 missing[use.targets()[0]] = missing.get(use.targets()[0], 0) + use.missing
         else:
-            lines_agree(translator, path, use)
-        in_its_language(translator, path, use)
+            lines_agree(translator, use)
+        in_its_language(translator, use)
     if missing:
         where = ", ".join(f"{tgt}: {n}" for tgt, n in missing.items())
         log.warning("%s: %d items have no recorded translation (their source is not in the file: edited after "
@@ -97,7 +98,7 @@ def file_uses(translator: "RecordedTranslator", suites: Mapping[str, "SuiteData"
                 items = data.slice(first, min(first + BATCH, stop))
                 for (subset,), group in items.group_by(["subset"], maintain_order=True):
                     path = translator.path_for(suite, subset, tgt)
-                    use = uses.setdefault(path, FileUse())
+                    use = uses.setdefault(path.resolve(), FileUse(path))
                     reader = (suite, subset, tgt)
                     if reader not in use.readers:
                         use.readers.append(reader)
@@ -112,7 +113,8 @@ def file_uses(translator: "RecordedTranslator", suites: Mapping[str, "SuiteData"
     return uses
 
 
-def one_target(translator, path: Path, use: FileUse) -> None:
+def one_target(translator: "RecordedTranslator", use: FileUse) -> None:
+    path = use.path
     langs = use.targets()
     if len(langs) > 1:
         suites = sorted({suite for suite, _, _ in use.readers})
@@ -122,8 +124,9 @@ def one_target(translator, path: Path, use: FileUse) -> None:
             f"(system {translator.system!r})")
 
 
-def lines_agree(translator, path: Path, use: FileUse) -> None:
+def lines_agree(translator: "RecordedTranslator", use: FileUse) -> None:
     """No line of the file serves two different sources; it has as many lines as its sources."""
+    path = use.path
     frame = pl.DataFrame({"line": np.concatenate(use.lines), "h": np.concatenate(use.sources),
                           "reader": np.concatenate(use.reader_of)})
     distinct = frame.unique(["line", "h"], keep="first", maintain_order=True)
@@ -145,7 +148,8 @@ def lines_agree(translator, path: Path, use: FileUse) -> None:
                                   f"(system {translator.system!r})")
 
 
-def pairs_cover(translator, path: Path, use: FileUse) -> None:
+def pairs_cover(translator: "RecordedTranslator", use: FileUse) -> None:
+    path = use.path
     if use.missing > MAX_MISSING * use.items:
         raise RecordedOutputError(
             f"{path}: no line for the sources of {use.missing:,} of the {use.items:,} items it is read for "
@@ -153,7 +157,8 @@ def pairs_cover(translator, path: Path, use: FileUse) -> None:
             f"file of other items? (system {translator.system!r})")
 
 
-def in_its_language(translator, path: Path, use: FileUse) -> None:
+def in_its_language(translator: "RecordedTranslator", use: FileUse) -> None:
+    path = use.path
     target = use.targets()[0]
     verdict = reads_as(sample(translator.translations(path)), target)
     if verdict is not None:
