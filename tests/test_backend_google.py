@@ -53,7 +53,9 @@ def make():
 
 def run(backend, texts, policy=FAST, tgt="hi", **kwargs):
     sleeps: list[float] = []
-    kwargs.setdefault("sleep", sleeps.append)
+    if "sleep" not in kwargs:  # sleeps are recorded, not slept: the runner's clock moves only by them
+        kwargs["sleep"] = sleeps.append
+        kwargs.setdefault("clock", lambda: sum(sleeps))
     runner = LiveRunner(backend, policy, seed=0, **kwargs)
     return runner.translate(texts, "en", tgt), sleeps, runner
 
@@ -178,11 +180,11 @@ def test_server_errors_are_retried(fake, make, transport):
 def test_a_timeout_is_retried(fake, make, transport):
     fake.fail(Failure.slow(2.0))
     policy = RetryPolicy(max_attempts=3, backoff_s=0.01, timeout_s=0.3)
-    started = time.monotonic()
     out, sleeps, runner = run(make(fake, transport), ["slow text"], policy=policy)
-    assert time.monotonic() - started < 1.5  # the client gave up, it did not wait for the answer
     assert out[0].translation == T("slow text", "hi") and out[0].attempts == 2
     assert runner.requests == 2 and len(fake.requests) == 2
+    first, second = fake.requests
+    assert first.done is None or second.at < first.done  # the client gave up, it did not wait for the answer
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -218,7 +220,10 @@ def test_a_bad_text_is_isolated_and_the_rest_translated(make, transport):
     with FakeGoogleTranslate(poison=("BAD",)) as server:
         out, sleeps, _ = run(make(server, transport), ["a", "b", "BAD", "c"])
         assert [r.translation for r in out] == [T("a", "hi"), T("b", "hi"), None, T("c", "hi")]
-        assert "Invalid text: 'BAD'" in out[2].error and out[2].attempts == 1
+        assert "Invalid text: 'BAD'" in out[2].error
+        # attempts: every request that carried the text (the whole batch, then halves until alone)
+        assert [r.attempts for r in out] == [sum(t in q.contents for q in server.requests) for t in ("a", "b", "BAD", "c")]
+        assert out[2].attempts == 3
         assert sleeps == []
 
 
@@ -284,7 +289,10 @@ def test_chars_per_minute_quota_asks_for_the_right_delay(make, transport):
         with pytest.raises(exceptions.TooManyRequests) as caught:
             backend.translate_batch(["01234"], "en", "hi", timeout=5)
         verdict = backend.classify(caught.value)
-        assert isinstance(verdict, Retry) and 0.3 < verdict.after <= 0.5
+        # 5 code points short at 10 a second: at most 0.5 s, less the time since the first request
+        assert isinstance(verdict, Retry) and 0 < verdict.after <= 0.5
+        time.sleep(verdict.after)  # and coming back then is enough
+        assert backend.translate_batch(["01234"], "en", "hi", timeout=5).translations
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -292,11 +300,12 @@ def test_latency_is_added_and_requests_run_concurrently(make, transport, caplog)
     with FakeGoogleTranslate(latency_s=0.2) as server:
         backend = make(server, transport)
         backend.limits = lambda: BatchLimits(max_items=1, max_units=MAX_CODEPOINTS)
-        started = time.monotonic()
         out, _, _ = run(backend, [str(i) for i in range(16)], concurrency=16)
-        elapsed = time.monotonic() - started
         assert all(r.translation is not None for r in out)
-        assert 0.2 <= elapsed < 0.2 * 16 / 4  # each waited, and not one after the other
+        spans = [(r.at, r.done) for r in server.requests]
+        assert len(spans) == 16 and all(done - at >= 0.2 for at, done in spans)  # each waited
+        most = max(sum(a <= at < d for a, d in spans) for at, _ in spans)
+        assert most >= 4  # and not one after the other: at least four at a time
         assert "Connection pool is full" not in caplog.text  # more than requests' 10 connections
 
 

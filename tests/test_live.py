@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from biaseval.live import LiveRunner, RetryPolicy, TokenBuckets, pack
+from biaseval.live import Limiter, LiveRunner, RetryPolicy, Schedule, pack
 from biaseval.secrets import redact
 from biaseval.translators.base import BatchLimits, BatchOutput, Retry, TextTranslator
 
@@ -20,8 +22,10 @@ class Scripted(TextTranslator):
 
     provider = "scripted"
 
-    def __init__(self, script=(), limits=BatchLimits(3, 20), bad=()):
+    def __init__(self, script=(), limits=BatchLimits(3, 20), bad=(), clock=None):
         super().__init__("scripted", None)
+        self.clock = clock
+        self.sent_at: list[float] = []  # when each request was made, on ``clock``
         self.script = list(script)
         self._limits = limits
         self.bad = set(bad)
@@ -32,6 +36,8 @@ class Scripted(TextTranslator):
 
     def translate_batch(self, texts, src, tgt, *, timeout):
         self.calls.append(list(texts))
+        if self.clock is not None:
+            self.sent_at.append(self.clock())
         if self.script:
             exc = self.script.pop(0)
             if exc is not None:
@@ -59,39 +65,91 @@ def test_pack_counts_utf8_bytes_when_asked():
     assert [b.indices for b in pack(["नम", "a"], limits)] == [[0], [1]]  # 6 bytes + 1 > 6
 
 
-def test_token_buckets_rate_and_burst():
-    now = [0.0]
-    buckets = TokenBuckets(requests_per_s=2, chars_per_min=600, burst_s=1.0, clock=lambda: now[0])
-    delays = [buckets.reserve(1, 1) for _ in range(6)]
-    # 2 requests/s with one second of burst: 3 go at once, then one every 0.5 s
-    assert delays == pytest.approx([0, 0, 0, 0.5, 1.0, 1.5])
-    now[0] = 100.0
-    # 600 chars/min = 10 chars/s: a 100-char request, then the next waits for the debt to be paid
-    assert buckets.reserve(1, 100) == 0
-    assert buckets.reserve(1, 10) == pytest.approx(9.0)
+def busiest(starts, window):
+    """The most units started in any closed window of ``window`` seconds: ``starts`` is a list of
+    times, or of (time, units)."""
+    starts = sorted(s if isinstance(s, tuple) else (s, 1) for s in starts)
+    best = total = 0
+    j = 0
+    for t, units in starts:  # windows ending at each start: [t - window, t]
+        total += units
+        while starts[j][0] < t - window:
+            total -= starts[j][1]
+            j += 1
+        best = max(best, total)
+    return best
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_schedule_keeps_every_window_within_the_limit():
+    """Requests/s and chars/min are promises about every window, not averages: callers that ask at
+    the same instants (several actors) and requests of several units never push a window over."""
+    clock = FakeClock()
+    schedule = Schedule(requests_per_s=40, chars_per_min=6_000, burst_s=0.0)
+    rng = random.Random(7)
+    starts, chars = [], []
+    waiting = [(0.0, 1, rng.randint(1, 400)) for _ in range(8)]  # (asks at, requests, chars): 8 callers
+    while len(starts) < 400:
+        waiting.sort()
+        asks, requests, size = waiting.pop(0)
+        clock.now = max(clock.now, asks)
+        wait = schedule.start(clock.now, requests, size)
+        if wait > 0:
+            waiting.append((clock.now + wait, requests, size))
+            continue
+        starts.append((clock.now, requests))
+        chars.append((clock.now, size))
+        waiting.append((clock.now + rng.uniform(0, 0.05), rng.choice((1, 1, 2)), rng.randint(1, 400)))
+    assert busiest(starts, 1.0) <= 40
+    assert busiest(chars, 60.0) <= 6_000
+    assert clock.now > 60  # many 60-s windows were checked
+    # and the limit is used, not merely respected: within 10% of 6,000 chars a minute
+    assert sum(c for _, c in chars) / clock.now * 60 >= 0.9 * 6_000
+
+
+def test_schedule_burst_zero_paces_and_burst_goes_at_once():
+    clock = FakeClock()
+    paced = Schedule(requests_per_s=4, burst_s=0.0)
+    assert [paced.start(0.0, 1, 0) for _ in range(2)][0] == 0.0
+    assert paced.start(0.0, 1, 0) > 0.25  # one at a time, a quarter second apart (plus the margin)
+    bursty = Schedule(requests_per_s=4, burst_s=1.0)
+    assert [bursty.start(0.0, 1, 0) for _ in range(4)] == [0.0] * 4  # a second's worth at once
+    assert bursty.start(0.0, 1, 0) >= 1.0  # but never a fifth within the second
+    big = Schedule(requests_per_s=4, burst_s=1.0)
+    assert big.start(0.0, 3, 0) == 0.0 and big.start(0.0, 2, 0) >= 1.0  # requests_for > 1 counts each
+    del clock
 
 
 def test_long_run_rate_never_exceeds_the_limit():
-    now = [0.0]
-    buckets = TokenBuckets(requests_per_s=5, clock=lambda: now[0])
+    clock = FakeClock()
+    limiter = Limiter(requests_per_s=5, burst_s=2.0, clock=clock, sleep=clock.sleep)
     sent = []
     for _ in range(500):
-        now[0] += buckets.reserve(1, 0)
-        sent.append(now[0])
-    # in any window [0, T]: at most rate * T plus the burst (rate * burst_s + 1)
-    for t in (1.0, 10.0, 50.0, sent[-1]):
-        assert sum(1 for s in sent if s <= t) <= 5 * t + 6 + 1e-9
-    assert len(sent) / sent[-1] == pytest.approx(5.0, rel=0.02)
+        limiter.acquire(1, 0)
+        sent.append(clock.now)
+    assert busiest(sent, 1.0) <= 5
+    assert len(sent) / sent[-1] == pytest.approx(5.0, rel=0.06)  # close to the limit, the margin aside
 
 
 def test_retries_honour_retry_after_and_count_attempts():
-    backend = Scripted(script=[Throttled(after=7.0), TimeoutError("read timed out"), None])
-    sleeps = []
-    runner = LiveRunner(backend, RetryPolicy(max_attempts=5, backoff_s=0.1), sleep=sleeps.append, seed=1)
+    clock = FakeClock()
+    backend = Scripted(script=[Throttled(after=7.0), TimeoutError("read timed out"), None], clock=clock)
+    runner = LiveRunner(backend, RetryPolicy(max_attempts=5, backoff_s=0.1), sleep=clock.sleep, clock=clock, seed=1)
     out = runner.translate(["a", "b"], "en", "es")
     assert [r.translation for r in out] == ["A", "B"]
     assert [r.attempts for r in out] == [3, 3]
-    assert sleeps[0] >= 7.0 and sleeps[1] <= 0.2  # Retry-After first, then jittered backoff
+    first, second, third = backend.sent_at
+    assert second - first >= 7.0 and third - second <= 0.2  # Retry-After first, then jittered backoff
     assert runner.requests == 3
 
 
@@ -117,17 +175,11 @@ def test_too_long_text_is_an_error_not_a_request():
 
 
 def test_rate_limit_is_applied_per_request():
-    backend = Scripted(limits=BatchLimits(1, 100))
-    now = [0.0]
-    buckets = TokenBuckets(requests_per_s=1, burst_s=0, clock=lambda: now[0])
-    waits = []
-
-    def sleep(s):
-        waits.append(s)
-        now[0] += s
-
-    LiveRunner(backend, reserve=buckets.reserve, sleep=sleep).translate(list("abcd"), "en", "es")
-    assert waits == pytest.approx([1.0, 1.0, 1.0])
+    clock = FakeClock()
+    backend = Scripted(limits=BatchLimits(1, 100), clock=clock)
+    limiter = Limiter(requests_per_s=1, burst_s=0, clock=clock, sleep=clock.sleep, margin_s=0.0)
+    LiveRunner(backend, acquire=limiter.acquire, sleep=clock.sleep).translate(list("abcd"), "en", "es")
+    assert backend.sent_at == pytest.approx([0.0, 1.0, 2.0, 3.0])
 
 
 def test_redact_scrubs_environment_secrets_and_known_shapes(monkeypatch):
@@ -152,9 +204,40 @@ def test_a_failure_of_every_text_is_not_bisected_to_the_end():
 
 
 def test_retry_after_pauses_the_shared_limiter():
-    now = [0.0]
-    buckets = TokenBuckets(requests_per_s=100, burst_s=0, clock=lambda: now[0])
-    backend = Scripted(script=[Throttled(after=5.0), None])
-    LiveRunner(backend, reserve=buckets.reserve, pause=buckets.pause, sleep=lambda s: None).translate(["a"], "en", "es")
+    clock = FakeClock()
+    limiter = Limiter(requests_per_s=100, burst_s=0, clock=clock, sleep=clock.sleep)
+    backend = Scripted(script=[Throttled(after=5.0)])
+    runner = LiveRunner(backend, RetryPolicy(max_attempts=1), acquire=limiter.acquire, pause=limiter.pause,
+                        sleep=clock.sleep, clock=clock)
+    runner.translate(["a"], "en", "es")
     # another actor asking now must wait out the server's Retry-After too
-    assert buckets.reserve(1, 0) >= 5.0 - 1e-9
+    limiter.acquire(1, 0)
+    assert clock.now >= 5.0
+
+
+def carried(backend, texts):
+    """How many requests the backend received carrying each text (what ``attempts`` must say)."""
+    return [sum(text in call for call in backend.calls) for text in texts]
+
+
+def test_attempts_count_every_request_that_carried_the_text():
+    """A batch that times out, then fails for good, is split: texts of the healthy half went in three
+    requests (two of the whole batch, one of their half), not one."""
+    texts = ["a", "b", "bad", "c"]
+    backend = Scripted(script=[TimeoutError("read timed out")], limits=BatchLimits(8, 100), bad={"bad"})
+    out = LiveRunner(backend, RetryPolicy(backoff_s=0), sleep=lambda s: None).translate(texts, "en", "es")
+    assert [r.translation for r in out] == ["A", "B", None, "C"]
+    assert [r.attempts for r in out] == carried(backend, texts) == [3, 3, 4, 4]
+
+
+def test_attempts_of_texts_left_unsent_when_the_budget_runs_out():
+    class Down(Scripted):
+        def translate_batch(self, texts, src, tgt, *, timeout):
+            self.calls.append(list(texts))
+            raise ValueError("400 unsupported language pair")
+
+    texts = [f"t{i}" for i in range(64)]
+    backend = Down(limits=BatchLimits(64, 10**6))
+    out = LiveRunner(backend, sleep=lambda s: None).translate(texts, "en", "xx")
+    assert [r.attempts for r in out] == carried(backend, texts)
+    assert min(r.attempts for r in out) >= 1  # every text went at least in the first, whole request

@@ -1,34 +1,128 @@
-"""Rate limits are per system, shared by all its actors (not per actor)."""
+"""Rate limits are promises kept at the provider: never more than the limit in any sliding window of
+the requests the server received, whoever sends (threads of one actor, several Ray actors), and a
+Retry-After holds every sender of the system back for its full length.
+
+The fake server records when each request reached it; the checks count requests in windows of
+those times, so they hold on a loaded machine (a slow machine sends less, never more)."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import ray
 
+from biaseval.live import Limiter, LiveRunner, RetryPolicy
 from biaseval.pipeline import sweep
 from test_live_sweep import WINO_TEXTS, live_config
 
+# A request let go just before the Retry-After reached the limiter may still arrive after the 429
+# was answered: the 429 travels to the client, is classified, the pause travels to the limiter.
+PAUSE_NEWS_S = 0.1
+
+
+def busiest(times: list[float], window: float = 1.0) -> int:
+    """The most requests in any closed window of ``window`` seconds."""
+    times = sorted(times)
+    best, first = 0, 0
+    for last, t in enumerate(times):
+        while times[first] < t - window:
+            first += 1
+        best = max(best, last - first + 1)
+    return best
+
+
+def throttle_once_after(fake, count: int, retry_after: float):
+    """From another thread: once the fake has received ``count`` requests, answer the next one
+    with a throttling error carrying Retry-After."""
+    from fakes.aws_server import throttle
+
+    def watch():
+        while fake.count < count:
+            time.sleep(0.005)
+        fake.script(throttle(retry_after))
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def check_pause(requests, retry_after: float) -> None:
+    """Apart from requests already on their way, nothing reached the server until the Retry-After
+    had elapsed since the throttled request was answered."""
+    throttled = [r for r in requests if r.code in ("ThrottlingException", "TooManyRequestsException")]
+    assert len(throttled) == 1
+    answered = throttled[0].finished
+    early = [round(r.started - answered, 3) for r in requests
+             if answered + PAUSE_NEWS_S <= r.started < answered + retry_after]
+    assert early == [], f"requests {early} s after a Retry-After of {retry_after} s"
+    assert any(r.started >= answered + retry_after for r in requests)  # and sending went on after it
+
+
+def aws_credentials(monkeypatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDFAKEFAKEFAKE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret-for-tests")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+
+
+def test_threads_sharing_a_limiter_keep_every_window_within_the_limit(monkeypatch):
+    """Two runners (two actors' worth of threads, four requests in flight each) share one limiter of
+    40 requests/s, strict pacing; one request is throttled with Retry-After: 1 half-way."""
+    from biaseval.translators.aws import AwsOptions, AwsTranslator
+    from fakes.aws_server import FakeTranslate
+
+    aws_credentials(monkeypatch)
+    rate, per_runner = 40, 70
+    limiter = Limiter(requests_per_s=rate, burst_s=0.0)
+    policy = RetryPolicy(max_attempts=3, backoff_s=0.01, max_backoff_s=0.05, timeout_s=10)
+    with FakeTranslate(latency_s=0.005) as fake:
+        backend = AwsTranslator("aws", AwsOptions(endpoint=fake.endpoint))
+        runners = [LiveRunner(backend, policy, acquire=limiter.acquire, pause=limiter.pause, concurrency=4, seed=i)
+                   for i in range(2)]
+        results: list = [None, None]
+
+        def run(i: int) -> None:
+            results[i] = runners[i].translate([f"r{i} t{k}" for k in range(per_runner)], "en", "de")
+
+        watcher = throttle_once_after(fake, 60, 1.0)
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        watcher.join(timeout=1)
+        requests = fake.requests
+    assert all(r.translation is not None for out in results for r in out)
+    assert len(requests) == 2 * per_runner + 1  # the throttled one was sent again
+    assert busiest([r.started for r in requests]) <= rate
+    check_pause(requests, 1.0)
+
+
 def test_rate_limit_is_shared_by_all_actors_of_a_system(tmp_path, data_dir, monkeypatch):
-    """Two actors of one AWS system (one text per request) under a 100 requests/s limit: the fake,
-    which enforces that quota, never throttles, though each actor alone could go faster.
+    """Two Ray actors of one AWS system (one text per request, four in flight each) under 80
+    requests/s with strict pacing: every 1-second window the fake saw holds at most 80 requests, the
+    fake (which enforces that quota) throttles none of them, and a Retry-After sent to one actor
+    half-way holds both back for its full length.
 
     The sweep starts its own Ray here, after the credentials are in the environment, as a job would."""
     from fakes.aws_server import FakeTranslate
 
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDFAKEFAKEFAKE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret-for-tests")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    aws_credentials(monkeypatch)
     assert not ray.is_initialized()
-    rate = 100
+    rate = 80
     with FakeTranslate(requests_per_s=rate, burst_s=1.0, latency_s=0.01) as fake:
         systems = {"aws": {"backend": "aws", "version": "t", "options": {"endpoint": fake.endpoint},
-                           "actors": 2, "concurrency": 4, "limits": {"requests_per_s": rate},
-                           "retry": {"max_attempts": 1}}}
+                           "actors": 2, "concurrency": 4, "limits": {"requests_per_s": rate, "burst_s": 0},
+                           "retry": {"max_attempts": 2}}}
         config = live_config(tmp_path, systems, sweep={"shard_size": 300, "texts_per_task": 120})
+        watcher = throttle_once_after(fake, WINO_TEXTS // 2, 1.0)
         result = sweep(config, tmp_path / "run")
+        watcher.join(timeout=1)
         stats = fake.stats()
-        accepted = sorted(r.started for r in fake.requests if r.ok)
-    assert result.sweep.failed == 0 and stats["throttled"] == 0
-    assert stats["accepted"] == WINO_TEXTS
-    # sustained rate between the first and last request stays within the limit
-    assert (len(accepted) - 1) / (accepted[-1] - accepted[0]) <= rate * 1.05
+        requests = fake.requests
+    assert result.sweep.failed == 0
+    assert stats["accepted"] == WINO_TEXTS and stats["throttled"] == 1  # only the scripted one
+    assert busiest([r.started for r in requests]) <= rate
+    check_pause(requests, 1.0)
     assert stats["max_in_flight"] > 1  # the actors did work concurrently

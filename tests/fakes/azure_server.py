@@ -105,6 +105,7 @@ class RecordedRequest:
     status: int = 0  # the status the fake answered (0 until it has)
     at: float = 0.0  # time.monotonic() on arrival
     seq: int = 0  # 1 for the first request the fake saw
+    answered: float = 0.0  # time.monotonic() when its answer was ready (0 until then)
 
 
 @dataclass
@@ -203,6 +204,8 @@ class FakeAzureTranslator:
         self._script: list[Failure] = []
         self._requests: list[RecordedRequest] = []
         self._seq = 0
+        self._in_flight = 0
+        self.max_in_flight = 0  # the most requests the fake was handling at once
         self._stats = QuotaStats()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -321,6 +324,7 @@ class FakeAzureTranslator:
             self._requests.clear()
             self._script.clear()
             self._stats = QuotaStats()
+            self.max_in_flight = 0
 
     # -- the service ------------------------------------------------------------------------------
 
@@ -338,6 +342,8 @@ class FakeAzureTranslator:
             record.seq = self._seq
             self._requests.append(record)
             scripted = self._script.pop(0) if self._script else None
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
             if scripted is not None and scripted.delay_s:
                 self._sleep(scripted.delay_s)
@@ -351,8 +357,11 @@ class FakeAzureTranslator:
             extra = {}
             if err.retry_after is not None:
                 extra["Retry-After"] = self._format_retry_after(err.retry_after)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
         extra["X-RequestId"] = f"fake-{record.seq}"
-        record.status = status
+        record.status, record.answered = status, time.monotonic()
         if self._stopping.is_set():
             handler.close_connection = True
             return
