@@ -2,13 +2,16 @@
 
 Credentials reach backends only through the providers' standard chains and the environment; this
 module scrubs their values from any text biaseval records (error messages above all), in case a
-client library echoes a key or token back.
+client library echoes a key or token back, and refuses plain ``http://`` endpoints other than this
+host's own (loopback) unless a system's options say ``allow_insecure_http: true``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
+from urllib.parse import urlsplit
 
 _SECRET_NAME = re.compile(r"(KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 _MIN_LENGTH = 8
@@ -37,3 +40,42 @@ def redact(text: str) -> str:
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
+
+
+# --- credentials never travel in clear text to another host -----------------------------------
+
+INSECURE_HTTP_HINT = ("use https://, or set allow_insecure_http: true if the network to it is trusted "
+                      "(a proxy or an emulator on a private network)")
+
+
+def is_loopback(host: str | None) -> bool:
+    """``localhost``, 127.0.0.0/8 or ::1 (a name is not resolved: any other name is not loopback)."""
+    if not host:
+        return False
+    host = host.strip("[]").rstrip(".").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def insecure_http(endpoint: str | None) -> str | None:
+    """The host of an ``http://`` endpoint that is not a loopback address, else None."""
+    if not endpoint or not endpoint.strip().lower().startswith("http://"):
+        return None
+    try:
+        host = urlsplit(endpoint.strip()).hostname
+    except ValueError:  # a malformed address: not one to send credentials to either
+        return endpoint
+    return None if is_loopback(host) else (host or endpoint)
+
+
+def check_endpoint(endpoint: str | None, allow_insecure_http: bool, what: str) -> None:
+    """ValueError when ``endpoint`` would carry ``what`` (the credentials a backend sends) in clear
+    text to a host other than this one, unless ``allow_insecure_http``."""
+    host = insecure_http(endpoint)
+    if host is not None and not allow_insecure_http:
+        raise ValueError(f"http:// to {host!r}, which is not a loopback address, would send {what} in clear "
+                         f"text; {INSECURE_HTTP_HINT}")

@@ -6,9 +6,11 @@ flight on one client: boto3 clients are thread-safe, sessions are not, so the se
 under a lock) and from several actors.
 
 Credentials come only from boto3's standard chain (environment, shared config/credentials files and
-the named ``profile``, container or instance role); the options have no field for them. botocore's
-own retries are off: the runner retries what ``classify`` calls transient, honouring Retry-After, so
-that attempts are counted and rate-limited in one place.
+the named ``profile``, container or instance role); the options have no field for them. An
+``http://`` endpoint other than a loopback address, from the options or the environment, is refused
+unless ``allow_insecure_http: true``. botocore's own retries are off: the runner retries what
+``classify`` calls transient, honouring Retry-After, so that attempts are counted and rate-limited
+in one place.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..errors import ConfigError
+from ..secrets import check_endpoint
 from .base import TRANSLATORS, BatchLimits, BatchOutput, MissingExtra, Retry, TextTranslator
 
 MAX_TEXT_BYTES = 10_000  # "Maximum input text: 10,000 bytes" (UTF-8), per TranslateText call
@@ -42,6 +45,7 @@ TRANSIENT_CODES = frozenset({
     "InternalError", "RequestTimeout", "RequestTimeoutException", "PriorRequestNotComplete",
 })
 MAX_RETRY_AFTER_S = 3600.0
+CLEAR_TEXT = "the access key id, any session token and the texts"
 
 _KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
 _SIGNATURE = re.compile(r"(?i)\b(Signature=)[0-9a-f]{16,}")
@@ -54,6 +58,8 @@ class AwsOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     region: str | None = Field(default=None, description="AWS region (default: AWS_DEFAULT_REGION, else the profile's region)")
+    allow_insecure_http: bool = Field(default=False, description="allow an http:// endpoint that is not a loopback "
+                                      "address (signed requests, a session token and texts then travel unencrypted)")
     endpoint: str | None = Field(default=None, description="endpoint URL: a regional or VPC endpoint, a proxy, a test server")
     profile: str | None = Field(default=None, description="named profile of the shared AWS config files")
     terminology_names: tuple[str, ...] = Field(default=(), max_length=1,
@@ -70,7 +76,7 @@ class AwsOptions(BaseModel):
 
     @field_validator("endpoint")
     @classmethod
-    def _plain_url(cls, value: str | None) -> str | None:
+    def _plain_url(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return None
         parts = urlsplit(value)
@@ -78,6 +84,7 @@ class AwsOptions(BaseModel):
             raise ValueError("must be an http:// or https:// URL")
         if parts.username or parts.password or parts.query:
             raise ValueError("must not carry credentials or a query; credentials come from the AWS chain")
+        check_endpoint(value, info.data.get("allow_insecure_http", False), CLEAR_TEXT)
         return value
 
 
@@ -86,7 +93,8 @@ class AwsTranslator(TextTranslator):
     """Amazon Translate, one TranslateText call per text."""
 
     Options = AwsOptions
-    OPERATIONAL = frozenset({"endpoint", "region", "profile", "max_connections"})  # where and how, not what
+    OPERATIONAL = frozenset({"endpoint", "region", "profile", "max_connections",
+                             "allow_insecure_http"})  # where and how, not what
     provider = "Amazon Translate"
 
     def __init__(self, system: str, options: AwsOptions, *, config_dir=None):
@@ -130,8 +138,17 @@ class AwsTranslator(TextTranslator):
                         user_agent_extra="biaseval",
                     )
                     client = self._session.client("translate", endpoint_url=self.options.endpoint, config=config)
+                    self._check_endpoint(client.meta.endpoint_url)
                     self._clients[timeout] = client
         return client
+
+    def _check_endpoint(self, url: str) -> None:
+        """The endpoint boto3 resolved (``endpoint``, else AWS_ENDPOINT_URL_TRANSLATE or AWS_ENDPOINT_URL
+        from the environment or the profile) is held to the rule the options are, before any request."""
+        try:
+            check_endpoint(url, self.options.allow_insecure_http, CLEAR_TEXT)
+        except ValueError as exc:
+            raise ConfigError(f"system {self.system!r}: endpoint {url}: {exc}") from None
 
     # -- translating ------------------------------------------------------------------------------
 

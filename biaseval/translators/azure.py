@@ -19,9 +19,10 @@ import threading
 import time
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..errors import ConfigError
+from ..secrets import check_endpoint
 from .base import TRANSLATORS, BatchLimits, BatchOutput, MissingExtra, Retry, TextTranslator
 
 GLOBAL_ENDPOINT = "https://api.cognitive.microsofttranslator.com"
@@ -58,11 +59,14 @@ class AzureTranslator(TextTranslator):
     """Azure AI Translator via ``azure.ai.translation.text.TextTranslationClient``."""
 
     provider = "Azure AI Translator"
-    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"endpoint", "key_env", "region_env"})
+    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"endpoint", "key_env", "region_env", "allow_insecure_http"})
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)
 
+        allow_insecure_http: bool = Field(
+            default=False, description="allow an http:// endpoint that is not a loopback address (the key and "
+                                       "texts then travel unencrypted)")
         endpoint: str | None = Field(
             default=None,
             description=f"service URL (default: the global endpoint {GLOBAL_ENDPOINT}); a regional or "
@@ -89,9 +93,10 @@ class AzureTranslator(TextTranslator):
 
         @field_validator("endpoint")
         @classmethod
-        def _http_url(cls, value: str | None) -> str | None:
+        def _http_url(cls, value: str | None, info: ValidationInfo) -> str | None:
             if value is not None and not value.startswith(("https://", "http://")):
                 raise ValueError("must be an http(s) URL")
+            check_endpoint(value, info.data.get("allow_insecure_http", False), "the resource key and the texts")
             return value.rstrip("/") if value else value
 
     def __init__(self, system: str, options: BaseModel, **kwargs: Any):

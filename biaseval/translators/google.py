@@ -11,8 +11,10 @@ Config block::
       credentials: default          # Application Default Credentials; "anonymous" for test servers
       endpoint: translate-eu.googleapis.com   # optional: regional endpoint, proxy or test server
 
-An ``endpoint`` starting with ``http://`` is reached without TLS (emulators, local fakes); over
-gRPC, credentials other than ``anonymous`` are then sent only to a loopback address.
+An ``endpoint`` starting with ``http://`` is reached without TLS (emulators, local fakes). Unless
+``allow_insecure_http: true``, such an endpoint must be a loopback address (localhost, 127.0.0.0/8,
+::1): the access token and the texts would otherwise cross the network in clear text. Over gRPC,
+credentials other than ``anonymous`` go without TLS only to a loopback address in any case.
 
 One ``translate_batch`` is one TranslateText request with the library's own retries turned off, so
 the runner's attempt counts are the requests sent. Errors are re-raised as copies whose text is
@@ -27,10 +29,10 @@ import re
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from ..errors import ConfigError
-from ..secrets import redact
+from ..secrets import check_endpoint, insecure_http, redact
 from .base import TRANSLATORS, BatchLimits, BatchOutput, MissingExtra, Retry, TextTranslator
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
@@ -52,11 +54,26 @@ class GoogleOptions(BaseModel):
     location: str = Field(default="global", min_length=1, description="'global' or a region such as us-central1")
     model: str | None = Field(default=None, description="general/nmt, general/translation-llm, a custom model "
                                                         "id, or a full projects/.../models/... name")
+    allow_insecure_http: bool = Field(default=False, description="allow an http:// endpoint that is not a "
+                                      "loopback address (the access token and texts then travel unencrypted)")
     endpoint: str | None = Field(default=None, description="api_endpoint: regional endpoint, proxy or test "
                                                            "server; http://host:port means no TLS")
     transport: Literal["grpc", "rest"] = "grpc"
     credentials: Literal["default", "anonymous"] = Field(
         default="default", description="'default': Application Default Credentials; 'anonymous': none (test servers)")
+
+    @field_validator("endpoint")
+    @classmethod
+    def _no_clear_text_elsewhere(cls, value: str | None, info: ValidationInfo) -> str | None:
+        check_endpoint(value, info.data.get("allow_insecure_http", False), "the access token and the texts")
+        return value
+
+    @model_validator(mode="after")
+    def _grpc_plaintext_is_local(self) -> "GoogleOptions":
+        if self.transport == "grpc" and self.credentials != "anonymous" and insecure_http(self.endpoint):
+            raise ValueError("endpoint: over gRPC, credentials go without TLS only to a loopback address (gRPC "
+                             "refuses to send them otherwise); use https://, or transport: rest")
+        return self
 
     @property
     def parent(self) -> str:
@@ -78,7 +95,7 @@ class GoogleTranslator(TextTranslator):
     Options = GoogleOptions
     options: GoogleOptions
     provider = "Google Cloud Translation v3"
-    OPERATIONAL = frozenset({"endpoint", "transport", "credentials"})
+    OPERATIONAL = frozenset({"endpoint", "transport", "credentials", "allow_insecure_http"})
 
     def __init__(self, system: str, options: BaseModel, **kwargs: Any):
         super().__init__(system, options, **kwargs)
