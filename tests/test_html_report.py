@@ -80,32 +80,26 @@ def _mcnemar(b: int, c: int) -> float:
     return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
 
 
-def _add_pairwise_if_missing(run_root: Path) -> None:
-    """Scoring writes McNemar rows (system=A, subset="vs/B", mcnemar_p / diff_correct) once paired tests
-    are in; until then add WinoMT's here, computed the same way from the run's labels."""
-    path = run_root / "metrics.parquet"
-    metrics = pl.read_parquet(path)
-    if metrics.filter((pl.col("suite") == "winomt-hi") & pl.col("subset").str.starts_with("vs/")).height:
-        return
+def _expected_pairwise(run_root: Path) -> pl.DataFrame:
+    """WinoMT's paired comparisons recomputed here, apart from the scorer, from the run's labels and
+    gold genders: for A and B, the items both labelled, McNemar's exact p on those only A or only B
+    gets right, and A's accuracy minus B's."""
     gold = pl.read_parquet(run_root / "items.parquet").filter(pl.col("suite") == "winomt-hi").select("item_id", "gold")
     labels = (pl.read_parquet(run_root / "labels.parquet").filter(pl.col("suite") == "winomt-hi")
               .join(gold, on="item_id").with_columns((pl.col("label") == pl.col("gold")).alias("correct")))
-    wide = labels.pivot(on="system", index="item_id", values="correct", aggregate_function="first").drop_nulls()
+    wide = labels.pivot(on="system", index="item_id", values="correct", aggregate_function="first")
     systems = sorted(c for c in wide.columns if c != "item_id")
     rows = []
     for a in systems:
         for b in systems:
             if a == b:
                 continue
-            only_a = wide.filter(pl.col(a) & ~pl.col(b)).height
-            only_b = wide.filter(~pl.col(a) & pl.col(b)).height
-            for metric, value in (("mcnemar_p", _mcnemar(only_a, only_b)), ("diff_correct", (only_a - only_b) / wide.height)):
-                rows.append({"system": a, "suite": "winomt-hi", "subset": f"vs/{b}", "metric": metric, "value": value,
-                             "n": wide.height, "ci_low": None, "ci_high": None})
-    extra = pl.DataFrame(rows, schema=METRIC_SCHEMA)
-    provenance = metrics.filter(pl.col("suite") == "winomt-hi").drop(list(METRIC_SCHEMA)).head(1)
-    extra = extra.join(provenance, how="cross")
-    pl.concat([metrics, extra.select(metrics.columns)]).write_parquet(path)
+            both = wide.select(a, b).drop_nulls()
+            only_a = both.filter(pl.col(a) & ~pl.col(b)).height
+            only_b = both.filter(~pl.col(a) & pl.col(b)).height
+            for metric, value in (("mcnemar_p", _mcnemar(only_a, only_b)), ("diff_correct", (only_a - only_b) / both.height)):
+                rows.append({"system": a, "subset": f"vs/{b}", "metric": metric, "value": value, "n": both.height})
+    return pl.DataFrame(rows)
 
 
 def _history(metrics: pl.DataFrame) -> pl.DataFrame:
@@ -183,7 +177,6 @@ def chromium() -> str:
 @pytest.fixture(scope="module")
 def run(data_dir, ray_local, paper_config, tmp_path_factory) -> Path:
     summary = sweep(paper_config, tmp_path_factory.mktemp("html") / "run", systems=SYSTEMS)
-    _add_pairwise_if_missing(summary.run.root)
     return summary.run.root
 
 
@@ -250,6 +243,24 @@ def test_report_html_opens_in_chromium(chromium, run, tmp_path):
         pixels = np.asarray(image.convert("RGB").resize((160, 500))).reshape(-1, 3).astype(int)
     assert len({tuple(px) for px in pixels}) > 200
     assert (pixels.sum(axis=1) < 300).sum() > 500  # text and bars, not a blank page
+
+
+def test_pairwise_rows_are_the_pipelines_and_right(run):
+    """The paired tests the report reads (and its "significantly more accurate" claims rest on) are
+    the ones scoring wrote, and they agree with McNemar's test done here from the labels."""
+    metrics = pl.read_parquet(run / "metrics.parquet")
+    got = (metrics.filter((pl.col("suite") == "winomt-hi") & pl.col("subset").str.starts_with("vs/"))
+           .select("system", "subset", "metric", "value", "n").sort("system", "subset", "metric"))
+    expected = _expected_pairwise(run).sort("system", "subset", "metric")
+    assert got.height == len(SYSTEMS) * (len(SYSTEMS) - 1) * 2 == expected.height
+    assert got.select("system", "subset", "metric", "n").equals(expected.select("system", "subset", "metric", "n"))
+    assert got["value"].to_list() == pytest.approx(expected["value"].to_list(), rel=1e-9, abs=1e-12)
+    # and they say what the report claims: Google ahead of both others, AWS behind both, all at p < 0.05
+    p = {(r["system"], r["subset"]): r["value"] for r in got.filter(pl.col("metric") == "mcnemar_p").iter_rows(named=True)}
+    d = {(r["system"], r["subset"]): r["value"] for r in got.filter(pl.col("metric") == "diff_correct").iter_rows(named=True)}
+    for other in ("microsoft", "aws"):
+        assert p[("google", f"vs/{other}")] < 0.05 and d[("google", f"vs/{other}")] > 0
+    assert p[("aws", "vs/microsoft")] < 0.05 and d[("aws", "vs/microsoft")] < 0
 
 
 def test_report_without_history_has_no_drift(run):
