@@ -91,43 +91,55 @@ class FakeClock:
         self.now += seconds
 
 
-def test_schedule_keeps_every_window_within_the_limit():
-    """Requests/s and chars/min are promises about every window, not averages: callers that ask at
-    the same instants (several actors) and requests of several units never push a window over."""
-    clock = FakeClock()
-    schedule = Schedule(requests_per_s=40, chars_per_min=6_000, burst_s=0.0)
-    rng = random.Random(7)
-    starts, chars = [], []
-    waiting = [(0.0, 1, rng.randint(1, 400)) for _ in range(8)]  # (asks at, requests, chars): 8 callers
-    while len(starts) < 400:
+def callers(schedule, clock, count, cost, seed=7, callers=8):
+    """``callers`` callers asking ``schedule`` at the same instants (several actors), each asking
+    again soon after it was let go, until ``count`` requests went; their (time, requests, chars)."""
+    rng = random.Random(seed)
+    went = []
+    waiting = [(0.0, *cost(rng)) for _ in range(callers)]  # (asks at, requests, chars)
+    while len(went) < count:
         waiting.sort()
-        asks, requests, size = waiting.pop(0)
+        asks, requests, chars = waiting.pop(0)
         clock.now = max(clock.now, asks)
-        wait = schedule.start(clock.now, requests, size)
+        wait = schedule.start(clock.now, requests, chars)
         if wait > 0:
-            waiting.append((clock.now + wait, requests, size))
+            waiting.append((clock.now + wait, requests, chars))
             continue
-        starts.append((clock.now, requests))
-        chars.append((clock.now, size))
-        waiting.append((clock.now + rng.uniform(0, 0.05), rng.choice((1, 1, 2)), rng.randint(1, 400)))
-    assert busiest(starts, 1.0) <= 40
-    assert busiest(chars, 60.0) <= 6_000
-    assert clock.now > 60  # many 60-s windows were checked
-    # and the limit is used, not merely respected: within 10% of 6,000 chars a minute
-    assert sum(c for _, c in chars) / clock.now * 60 >= 0.9 * 6_000
+        went.append((clock.now, requests, chars))
+        waiting.append((clock.now + rng.uniform(0, 0.05), *cost(rng)))
+    return went
+
+
+@pytest.mark.parametrize("burst_s", [0.0, 1.0])
+def test_requests_per_second_hold_in_every_window(burst_s):
+    """A promise about every 1-second window, not an average, whoever asks and whatever a batch
+    costs (``requests_for`` of 1 or 2); and the limit is used, not merely respected."""
+    clock = FakeClock()
+    went = callers(Schedule(requests_per_s=40, burst_s=burst_s), clock, 600,
+                   lambda rng: (rng.choice((1, 1, 2)), 0))
+    assert 36 <= busiest([(t, r) for t, r, _ in went], 1.0) <= 40
+    assert sum(r for _, r, _ in went) / clock.now >= 0.9 * 40
+
+
+def test_chars_per_minute_hold_in_every_window():
+    clock = FakeClock()
+    went = callers(Schedule(chars_per_min=6_000), clock, 300, lambda rng: (1, rng.randint(1, 400)))
+    assert clock.now > 5 * 60  # many 60-s windows were checked
+    assert busiest([(t, c) for t, _, c in went], 60.0) <= 6_000
+    assert sum(c for _, _, c in went) / clock.now * 60 >= 0.9 * 6_000
 
 
 def test_schedule_burst_zero_paces_and_burst_goes_at_once():
-    clock = FakeClock()
     paced = Schedule(requests_per_s=4, burst_s=0.0)
-    assert [paced.start(0.0, 1, 0) for _ in range(2)][0] == 0.0
-    assert paced.start(0.0, 1, 0) > 0.25  # one at a time, a quarter second apart (plus the margin)
+    assert paced.start(0.0, 1, 0) == 0.0
+    assert paced.start(0.0, 1, 0) >= 0.25  # one at a time, a quarter second apart (plus the margin)
     bursty = Schedule(requests_per_s=4, burst_s=1.0)
     assert [bursty.start(0.0, 1, 0) for _ in range(4)] == [0.0] * 4  # a second's worth at once
     assert bursty.start(0.0, 1, 0) >= 1.0  # but never a fifth within the second
     big = Schedule(requests_per_s=4, burst_s=1.0)
     assert big.start(0.0, 3, 0) == 0.0 and big.start(0.0, 2, 0) >= 1.0  # requests_for > 1 counts each
-    del clock
+    alone = Schedule(chars_per_min=100)
+    assert alone.start(0.0, 1, 30) == 0.0 and alone.start(0.0, 1, 500) >= 60  # over the quota: alone
 
 
 def test_long_run_rate_never_exceeds_the_limit():
