@@ -145,7 +145,8 @@ def score(run_dir: str) -> None:
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path))
 @click.option("--data/--no-data", default=True, help="also load datasets and check recorded outputs")
 def validate(config_path: Path, data: bool) -> None:
-    """Check a config (names, fields, datasets, recorded files) without running anything."""
+    """Check a config (names, fields, datasets, recorded files, open models and their language pairs)
+    without running anything: no weights loaded, no client built."""
     from .config import load_config
     from .sweep import prepare, shards_of
 

@@ -174,11 +174,10 @@ def test_relative_paths_are_relative_to_the_config_file(tiny, ct2_dir):
 
 
 def test_missing_model_is_a_config_error_without_download(tmp_path):
-    items = pl.DataFrame({"src_lang": ["en"], "tgt_lang": ["es"]})
-    with pytest.raises(ConfigError, match="no such directory"):
-        hf("./not-here").check(items)
-    with pytest.raises(ConfigError, match="local hub cache"):
-        hf("biaseval-tests/no-such-model").check(items)
+    with pytest.raises(ConfigError, match=r"systems\.tiny\.options\.model: .*no such directory"):
+        hf("./not-here").check({})
+    with pytest.raises(ConfigError, match=r"systems\.tiny\.options\.model: .*local hub cache"):
+        hf("biaseval-tests/no-such-model").check({})
 
 
 def test_check_accepts_the_pairs_it_can_translate(greedy):
@@ -349,9 +348,9 @@ def test_nllb_source_tag_and_forced_target():
     with pytest.raises(ValueError, match="language_codes"):
         codec.pair("en", "tlh")
     assert TextCodec(tok, "nllb", {"tlh": "spa_Latn"}).pair("en", "tlh").target_token == "spa_Latn"
-    items = pl.DataFrame({"src_lang": ["hi", "hi"], "tgt_lang": ["en", "tlh"]})
-    with pytest.raises(ConfigError, match="hi->tlh"):
-        check_pairs(codec, "nllb", items)
+    check_pairs(codec, "nllb", {("hi", "en"): "suite-a"})
+    with pytest.raises(ConfigError, match=r"systems\.nllb: cannot translate hi->tlh \(suite suite-b\)"):
+        check_pairs(codec, "nllb", {("hi", "en"): "suite-a", ("hi", "tlh"): "suite-b"})
 
 
 def test_m2m100_source_tag_and_forced_target(tiny, tmp_path):

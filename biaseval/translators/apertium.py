@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from .base import TRANSLATORS, BatchLimits, BatchOutput, Retry, TextTranslator
+from .base import TRANSLATORS, BatchLimits, BatchOutput, Retry, TextTranslator, language_pairs
 
 _PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.DOTALL)
 
@@ -59,6 +59,20 @@ class ApertiumTranslator(TextTranslator):
                 f"(Debian: apt-get install apertium apertium-eng-spa) or set options.command"
             )
         self._versions: dict[str, str] = {}
+
+    @classmethod
+    def preflight(cls, system, options, suites, targets, config_dir) -> None:
+        """Every language pair has a mode: one ``pair`` serves a single language pair; without one,
+        both languages need an Apertium code. (The executable and modes may be on the workers only.)"""
+        pairs = language_pairs(suites, targets)
+        if options.pair and len(pairs) > 1:
+            shown = ", ".join(f"{s}->{t}" for s, t in sorted(pairs))
+            raise ConfigError(f"systems.{system}.options.pair: {options.pair!r} would translate every language pair "
+                              f"({shown}); limit the system's targets to one, or leave pair unset")
+        for (src, tgt), suite in sorted(pairs.items()):
+            if not options.pair and (src not in ISO3 or tgt not in ISO3):
+                raise ConfigError(f"systems.{system}: no Apertium code for {src!r} or {tgt!r} (suite {suite}); "
+                                  f"set options.pair, or leave {tgt} out of the system's targets")
 
     def mode(self, src: str, tgt: str) -> str:
         if self.options.pair:

@@ -63,6 +63,14 @@ class Translator(ABC):
         """Called once in the driver, before anything runs, with the suites this system translates
         (and, per suite, the target languages it translates into); raise BiasevalError for bad input."""
 
+    @classmethod
+    def preflight(cls, system: str, options: BaseModel, suites: Mapping[str, "SuiteData"],
+                  targets: Mapping[str, tuple[str, ...]], config_dir: Path) -> None:
+        """The driver's check of a system before anything runs (``biaseval validate``, ``sweep``, ``plan``):
+        raise ConfigError naming the system and field. This default builds the backend and calls
+        ``check``; live backends override it, since they are built on the workers."""
+        cls(system, options, config_dir=config_dir).check(suites, targets)
+
 
 class ItemTranslator(Translator):
     """A backend that translates particular items (it needs their suite, subset and line)."""
@@ -111,6 +119,11 @@ class TextTranslator(Translator):
 
     provider: ClassVar[str] = ""  # e.g. "Google Cloud Translation v3", recorded on every row
 
+    @classmethod
+    def preflight(cls, system, options, suites, targets, config_dir) -> None:
+        """Nothing by default: a live backend is built on the workers (clients, credentials, models).
+        Override to check, without those, what the options and language pairs alone tell."""
+
     def load(self) -> None:
         """Acquire what is heavy (a model's weights) once per actor, before the first request; a
         failure here stops the sweep instead of being recorded on every row."""
@@ -150,6 +163,18 @@ class TextTranslator(Translator):
             for i, text in zip(batch.indices, result.translations):
                 out[i] = text
         return out
+
+
+def language_pairs(suites: Mapping[str, "SuiteData"],
+                   targets: Mapping[str, tuple[str, ...]] | None = None) -> dict[tuple[str, str], str]:
+    """The (source, target) language pairs of ``suites``, into ``targets`` per suite where given,
+    each with the first suite that needs it (for messages)."""
+    pairs: dict[tuple[str, str], str] = {}
+    for name, data in suites.items():
+        wanted = targets[name] if targets is not None and name in targets else data.suite.targets
+        for tgt in wanted:
+            pairs.setdefault((data.suite.src_lang, tgt), name)
+    return pairs
 
 
 TRANSLATORS: Registry[type[Translator]] = Registry("backend")

@@ -25,16 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
 from .base import TRANSLATORS, BatchOutput
-from .hf import (
-    LocalModelTranslator,
-    ModelLocation,
-    TextCodec,
-    detect_family,
-    locate_model,
-    require_trust,
-    sane_length,
-    sha256_of_files,
-)
+from .hf import LocalModelTranslator, ModelLocation, TextCodec, sane_length, sha256_of_files
 
 _TOKENIZER_FILES = ("tokenizer_config.json", "tokenizer.json")
 
@@ -107,39 +98,27 @@ class CT2Translator(LocalModelTranslator):
         if not path.is_absolute():
             path = self.config_dir / path
         if not (path / "model.bin").is_file():
-            raise ConfigError(f"system {self.system!r}: {self.options.model!r} is not a CTranslate2 model "
-                              f"directory (no model.bin in {path})")
+            raise ConfigError(f"systems.{self.system}.options.model: {self.options.model!r} is not a CTranslate2 "
+                              f"model directory (no model.bin in {path})")
         return path
 
     def _make_codec(self) -> TextCodec:
-        from transformers import AutoTokenizer
-
         opts = self.options
         model_dir = self.model_dir()
-        name = opts.tokenizer
+        name, field = opts.tokenizer, "tokenizer"
         if name is None:
             if not any((model_dir / f).is_file() for f in _TOKENIZER_FILES):
-                raise ConfigError(f"system {self.system!r}: {opts.model!r} holds no tokenizer; set tokenizer: to "
-                                  f"the original model's directory or hub id (or convert with --copy_files)")
-            name = str(model_dir)
-        loc = locate_model(name, self.config_dir, opts.tokenizer_revision, opts.local_files_only,
-                           config_name="tokenizer_config.json")
-        require_trust(loc, opts.trust_remote_code, self.system)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(loc.ref, revision=loc.revision,
-                                                      local_files_only=opts.local_files_only,
-                                                      trust_remote_code=opts.trust_remote_code)
-        except Exception as exc:  # noqa: BLE001 - any loading failure is a config problem here
-            raise ConfigError(f"system {self.system!r}: cannot load the tokenizer {name!r}: "
-                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+                raise ConfigError(f"systems.{self.system}.options.tokenizer: {opts.model!r} holds no tokenizer; set "
+                                  f"tokenizer: to the original model's directory or hub id (or convert with --copy_files)")
+            name, field = str(model_dir), "model"
+        loc = self._locate(name, opts.tokenizer_revision, field, config_name="tokenizer_config.json")
+        tokenizer = self._tokenizer(loc, field)
         unknown = unknown_share(tokenizer, source_vocabulary(model_dir))
         if unknown > 0.05:
-            raise ConfigError(f"system {self.system!r}: the tokenizer {name!r} does not match the model: it maps "
-                              f"{unknown:.0%} of the model's source vocabulary to its unknown token (tokenizer "
-                              f"files missing?)")
-        family = opts.family
-        if family == "auto":
-            family = detect_family(None, [], type(tokenizer).__name__)
+            raise ConfigError(f"systems.{self.system}.options.{field}: the tokenizer {name!r} does not match the "
+                              f"model: it maps {unknown:.0%} of the model's source vocabulary to its unknown token "
+                              f"(tokenizer files missing?)")
+        family = self._family(None, [], tokenizer)
         self._model_dir, self._tokenizer_at, self.family = model_dir, loc, family
         return TextCodec(tokenizer, family, opts.language_codes,
                          sane_length(getattr(tokenizer, "model_max_length", None)))

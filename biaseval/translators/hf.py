@@ -46,11 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Literal, Mapping, Sequence
 
-import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from .base import TRANSLATORS, BatchLimits, BatchOutput, MissingExtra, Retry, TextTranslator
+from .base import TRANSLATORS, BatchLimits, BatchOutput, MissingExtra, Retry, TextTranslator, language_pairs
 
 FAMILIES: tuple[str, ...] = ("marian", "nllb", "m2m100", "indictrans2")
 
@@ -155,6 +154,18 @@ def marian_target_token(tgt: str, supported: Sequence[str], overrides: Mapping[s
                      f"map it in language_codes")
 
 
+def marian_declared_pair(tokenizer: Any, src: str, tgt: str, overrides: Mapping[str, str]) -> None:
+    """ValueError when a Marian model is asked for languages its tokenizer says it does not translate
+    (``source_lang``/``target_lang``: opus-mt-en-es has en and es). Only two-letter codes are compared:
+    group models name theirs otherwise (mul, gem, ROMANCE)."""
+    for side, lang in (("source", src), ("target", tgt)):
+        declared = getattr(tokenizer, f"{side}_lang", None)
+        if isinstance(declared, str) and re.fullmatch(r"[a-z]{2}", declared) and declared not in (lang, overrides.get(lang)):
+            raise ValueError(f"this Marian model translates {tokenizer.source_lang}->{tokenizer.target_lang} (its "
+                             f"tokenizer's {side}_lang), not {src}->{tgt}; map {lang} in language_codes if it is "
+                             f"the same language")
+
+
 def detect_family(model_type: str | None, architectures: Sequence[str], tokenizer_class: str) -> str:
     """The language-tag convention of a model, from its config and its tokenizer's class."""
     kind = (model_type or "").lower()
@@ -237,8 +248,8 @@ def require_trust(loc: ModelLocation, trusted: bool, system: str) -> None:
     """ConfigError when the model ships its own code (``auto_map``, e.g. IndicTrans2) and the config
     does not say to run it."""
     if loc.config.get("auto_map") and not trusted:
-        raise ConfigError(f"system {system!r}: {loc.ref!r} ships its own code (auto_map in its config); "
-                          f"set trust_remote_code: true to run it")
+        raise ConfigError(f"systems.{system}.options.trust_remote_code: {loc.ref!r} ships its own code (auto_map "
+                          f"in its config); set trust_remote_code: true to run it")
 
 
 def import_indic_processor() -> tuple[type, str] | None:
@@ -320,6 +331,7 @@ class TextCodec:
     def _resolve(self, src: str, tgt: str) -> Pair:
         tok = self.tokenizer
         if self.family == "marian":
+            marian_declared_pair(tok, src, tgt, self.overrides)
             supported = list(getattr(tok, "supported_language_codes", None) or [])
             return Pair(src, tgt, None, None, marian_target_token(tgt, supported, self.overrides), None)
         src_code = model_language_code(self.family, src, self.overrides)
@@ -442,15 +454,15 @@ class Request:
         return ["" if i in self.empty else t for i, t in enumerate(texts)]
 
 
-def check_pairs(codec: TextCodec, system: str, items: pl.DataFrame) -> None:
-    """ConfigError, in the driver, for a language pair of the items the model cannot do."""
-    if items.height == 0:
-        return
-    for src, tgt in items.select("src_lang", "tgt_lang").unique().sort("src_lang", "tgt_lang").iter_rows():
+def check_pairs(codec: TextCodec, system: str, pairs: Mapping[tuple[str, str], str]) -> None:
+    """ConfigError, in the driver, for a language pair the model cannot do (``pairs``: (source,
+    target) -> the suite that needs it, as ``language_pairs`` gives them)."""
+    for (src, tgt), suite in sorted(pairs.items()):
         try:
             codec.pair(src, tgt)
         except ValueError as exc:
-            raise ConfigError(f"system {system!r}: {src}->{tgt}: {exc}") from None
+            raise ConfigError(f"systems.{system}: cannot translate {src}->{tgt} (suite {suite}): {exc}; or leave "
+                              f"{tgt} out of the system's targets") from None
 
 
 def sane_length(value: Any) -> int | None:
@@ -503,8 +515,41 @@ class LocalModelTranslator(TextTranslator):
     def _load(self, codec: TextCodec) -> None:
         raise NotImplementedError
 
-    def check(self, items: pl.DataFrame) -> None:
-        check_pairs(self.codec(), self.system, items)
+    def check(self, suites, targets=None) -> None:
+        """The model's config and tokenizer (never its weights) and every language pair it is given."""
+        check_pairs(self.codec(), self.system, language_pairs(suites, targets))
+
+    @classmethod
+    def preflight(cls, system, options, suites, targets, config_dir) -> None:
+        cls(system, options, config_dir=config_dir).check(suites, targets)
+
+    def _locate(self, name: str, revision: str | None, field: str, config_name: str = "config.json") -> ModelLocation:
+        """``locate_model``, its errors naming the option at fault; model code only when trusted."""
+        try:
+            loc = locate_model(name, self.config_dir, revision, self.options.local_files_only, config_name)
+        except ConfigError as exc:
+            raise ConfigError(f"systems.{self.system}.options.{field}: {exc}") from None
+        require_trust(loc, self.options.trust_remote_code, self.system)
+        return loc
+
+    def _tokenizer(self, loc: ModelLocation, field: str) -> Any:
+        from transformers import AutoTokenizer
+
+        opts = self.options
+        try:
+            return AutoTokenizer.from_pretrained(loc.ref, revision=loc.revision, local_files_only=opts.local_files_only,
+                                                 trust_remote_code=opts.trust_remote_code)
+        except Exception as exc:  # noqa: BLE001 - any loading failure is a config problem here
+            raise ConfigError(f"systems.{self.system}.options.{field}: cannot load the tokenizer of {loc.ref!r}: "
+                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+    def _family(self, model_type: str | None, architectures: Sequence[str], tokenizer: Any) -> str:
+        if self.options.family != "auto":
+            return self.options.family
+        try:
+            return detect_family(model_type, architectures, type(tokenizer).__name__)
+        except ConfigError as exc:
+            raise ConfigError(f"systems.{self.system}.options.family: {exc}") from None
 
     def load(self) -> None:
         """Load the weights (once); later calls return at once. Raises ModelLoadError on failure."""
@@ -552,26 +597,14 @@ class HFTranslator(LocalModelTranslator):
     # -- setup ------------------------------------------------------------------------------
 
     def _make_codec(self) -> TextCodec:
-        from transformers import AutoTokenizer
-
         opts = self.options
-        loc = locate_model(opts.model, self.config_dir, opts.revision, opts.local_files_only)
-        require_trust(loc, opts.trust_remote_code, self.system)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(loc.ref, revision=loc.revision,
-                                                      local_files_only=opts.local_files_only,
-                                                      trust_remote_code=opts.trust_remote_code)
-        except Exception as exc:  # noqa: BLE001 - any loading failure is a config problem here
-            raise ConfigError(f"system {self.system!r}: cannot load the tokenizer of {opts.model!r}: "
-                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        loc = self._locate(opts.model, opts.revision, "model")
+        tokenizer = self._tokenizer(loc, "model")
         model_vocab = sane_length(loc.config.get("vocab_size") or loc.config.get("encoder_vocab_size"))
         if model_vocab and len(tokenizer) < model_vocab // 2:
-            raise ConfigError(f"system {self.system!r}: the tokenizer of {opts.model!r} has {len(tokenizer)} tokens, "
-                              f"the model {model_vocab} (tokenizer files missing?)")
-        family = opts.family
-        if family == "auto":
-            family = detect_family(loc.config.get("model_type"), loc.config.get("architectures") or [],
-                                   type(tokenizer).__name__)
+            raise ConfigError(f"systems.{self.system}.options.model: the tokenizer of {opts.model!r} has "
+                              f"{len(tokenizer)} tokens, the model {model_vocab} (tokenizer files missing?)")
+        family = self._family(loc.config.get("model_type"), loc.config.get("architectures") or [], tokenizer)
         limits = [sane_length(getattr(tokenizer, "model_max_length", None)),
                   sane_length(loc.config.get("max_position_embeddings")),
                   sane_length(loc.config.get("max_source_positions"))]
