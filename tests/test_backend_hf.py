@@ -12,6 +12,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
@@ -181,7 +182,17 @@ def test_missing_model_is_a_config_error_without_download(tmp_path):
 
 
 def test_check_accepts_the_pairs_it_can_translate(greedy):
-    greedy.check(pl.DataFrame({"src_lang": ["en", "en"], "tgt_lang": ["es", "es"]}))
+    """check() passes the pairs the en->es model translates, and names one it cannot: passing means
+    the pairs were looked at."""
+    def suite(src, *targets):  # what check reads of a suite's data: its source and target languages
+        return SimpleNamespace(suite=SimpleNamespace(src_lang=src, targets=targets))
+
+    assert greedy.check({"s": suite("en", "es")}) is None
+    assert greedy.check({"s": suite("en", "es", "de")}, {"s": ("es",)}) is None  # only the targets it is given
+    with pytest.raises(ConfigError, match=r"systems\.tiny: cannot translate en->de \(suite s\)"):
+        greedy.check({"s": suite("en", "es", "de")})
+    with pytest.raises(ConfigError, match=r"cannot translate hi->es"):
+        greedy.check({"t": suite("hi", "es")})
 
 
 def test_out_of_memory_halves_the_batch(tiny, monkeypatch):
