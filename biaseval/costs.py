@@ -4,10 +4,13 @@ before paying."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .sweep import Prepared, backend_of, cache_for, plan_live
+import numpy as np
+import polars as pl
+
+from .cache import KEY
+from .sweep import LivePlan, Prepared, Shard, backend_of, cache_for, plan_live, shards_of
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,7 @@ class SystemEstimate:
     chars: int
     cost: float | None  # in the currency of price_per_million_chars
     budget: int | None
-    requests: int | None = None  # at least this many provider requests (texts packed within its limits)
+    requests: int | None = None  # provider requests the sweep makes when none fails (retries add to it)
     quota_s: float | None = None  # the time its rate limits imply, at best
     bound_by: str | None = None  # which limit sets that time: "requests/s" or "chars/min"
 
@@ -33,6 +36,7 @@ class SystemEstimate:
 def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimate]:
     config = prepared.config
     live = plan_live(prepared, cache_for(config), refresh=refresh, run_id=None)
+    shards = shards_of(prepared)
     out = []
     for system, cfg in config.systems.items():
         items = prepared.size_of(system)
@@ -41,7 +45,7 @@ def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimat
         price = cfg.price_per_million_chars
         requests = quota = bound = None
         if plan:
-            requests = request_count(plan.sends, chars, backend_of(cfg), cfg.options)
+            requests = planned_requests(prepared, plan, [s for s in shards if s.system == system])
             quota, bound = quota_time(requests, chars, cfg.limits.requests_per_s, cfg.limits.chars_per_min)
         out.append(SystemEstimate(
             system, cfg.backend, items,
@@ -51,13 +55,33 @@ def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimat
     return out
 
 
-def request_count(texts: int, chars: int, backend, options: dict) -> int:
-    """Requests needed for ``texts`` texts of ``chars`` characters in all, packed within the backend's
-    per-request limits (a lower bound: packing wastes a little of each request)."""
-    if texts == 0:
+def planned_requests(prepared: Prepared, plan: LivePlan, shards: list[Shard]) -> int:
+    """The requests a live system's sweep sends when none fails, counted the way it sends them: each
+    shard's texts to send go in tasks of at most ``sweep.texts_per_task`` (in the order of their keys),
+    and each task packs its texts per language pair (``TextTranslator.requests_for_task``)."""
+    if not shards:
         return 0
-    limits = backend.limits_for(backend.Options.model_validate(options))
-    return max(math.ceil(texts / limits.max_items), math.ceil(chars / limits.max_units))
+    cfg = prepared.config.systems[shards[0].system]
+    backend = backend_of(cfg)
+    options = backend.Options.model_validate(cfg.options)
+    per_task = prepared.config.sweep.texts_per_task
+    total = 0
+    for shard in shards:
+        keys = plan.send.get((shard.suite, shard.index))
+        if keys is None:
+            continue
+        items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
+        for start in range(0, len(keys), per_task):
+            texts = task_texts(items, plan.keys[(shard.suite, shard.index)], keys[start:start + per_task])
+            total += backend.requests_for_task(options, texts)
+    return total
+
+
+def task_texts(items: pl.DataFrame, item_keys: np.ndarray, keys: np.ndarray) -> pl.DataFrame:
+    """The texts one send task translates, as the worker picks them: the shard's items whose key it
+    sends, each distinct text once, in item order."""
+    texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
+    return texts.filter(pl.col("key_hash").is_in(pl.Series(keys).implode())).unique("key_hash", maintain_order=True)
 
 
 def quota_time(requests: int, chars: int, requests_per_s: float | None,

@@ -136,9 +136,30 @@ class TextTranslator(Translator):
     def limits(self) -> BatchLimits:
         return self.limits_for(self.options)
 
-    def requests_for(self, texts: Sequence[str]) -> int:
-        """How many provider requests one batch costs (for request-rate limits)."""
+    @classmethod
+    def requests_per_batch(cls, options, texts: Sequence[str]) -> int:
+        """How many provider requests one batch costs (for request-rate limits), from the options
+        alone (the cost plan needs it without a client). Backends override this, not ``requests_for``."""
         return 1
+
+    def requests_for(self, texts: Sequence[str]) -> int:
+        return self.requests_per_batch(self.options, texts)
+
+    @classmethod
+    def requests_for_task(cls, options, texts: pl.DataFrame) -> int:
+        """Provider requests one send task of the sweep makes when nothing fails: ``texts`` (columns
+        src_lang, tgt_lang, source, in the order sent) per language pair, packed within
+        ``limits_for(options)``; a text over the per-request size is never sent."""
+        from ..live import pack
+
+        limits = cls.limits_for(options)
+        total = 0
+        for _, group in texts.group_by(["src_lang", "tgt_lang"], maintain_order=True):
+            sources = group["source"].to_list()
+            for batch in pack(sources, limits):
+                if not batch.too_long:
+                    total += cls.requests_per_batch(options, [sources[i] for i in batch.indices])
+        return total
 
     @abstractmethod
     def translate_batch(self, texts: list[str], src: str, tgt: str, *, timeout: float) -> BatchOutput:
