@@ -1,21 +1,27 @@
 """The translation store, which is also the cache.
 
-Every text a live system translates — or fails to — is appended here as soon as its batch of work
-finishes, keyed by the system's identity (backend, version, and the options that change outputs),
-the language pair and the source text. Before a sweep sends anything it looks here first, so a
-sentence is paid for once across runs; a rerun after a crash re-sends only what never arrived.
+Every text a live system translates — or fails to — is appended here as soon as its task of work
+finishes, keyed by the system's identity (backend, version, where the text was sent, and the options
+that change outputs), the language pair and the source text. Before a sweep sends anything it looks
+here first, so a sentence is paid for once across runs; a rerun after a crash re-sends only what
+never arrived.
+
+The store is a folder on any filesystem biaseval writes runs to: a local or shared path, or an
+object-store URI (``s3://bucket/prefix``). Every worker that sends or writes for a live system must
+see the same store: the driver leaves a marker there when a sweep starts (``mark``), and each worker
+checks it can see it (``check_reachable``) before it sends anything, so a store on one node's private
+disk is an error, never translations written where the next run cannot find them.
 
 Layout: ``<root>/<backend>-<identity hash>/system.json`` (the identity, for people) and
-``part-*.parquet`` files, each written atomically. Lookups take the latest successful translation
-of each (pair, source); failures are kept as rows with an error so reports can show them, but they
-never count as cached.
+``part-*.parquet`` files, each written whole or not at all. Lookups take the latest successful
+translation of each (pair, source) — no older than ``since`` when the system sets a ``max_age`` —;
+failures are kept as rows with an error so reports can show them, but they never count as cached.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +30,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from .store import write_parquet_atomic, write_text_atomic
+from .errors import BiasevalError
+from .storage import Store, StoreOptions
 
 KEY = ["src_lang", "tgt_lang", "source"]
 STORE_SCHEMA = pa.schema(
@@ -51,10 +58,10 @@ def default_root() -> Path:
     return cache_root() / "translations"
 
 
-def system_identity(backend: str, version: str, options: dict, operational: frozenset[str]) -> dict:
-    """What makes two systems' outputs interchangeable: backend, version and output-relevant options."""
-    return {"backend": backend, "version": version,
-            "options": {k: v for k, v in sorted(options.items()) if k not in operational}}
+def system_identity(backend: str, version: str, options: dict) -> dict:
+    """What makes two systems' outputs interchangeable: backend, version, and the options that decide
+    the output or where texts are sent (``Translator.identity_options``)."""
+    return {"backend": backend, "version": version, "options": dict(sorted(options.items()))}
 
 
 def identity_key(identity: dict) -> str:
@@ -62,41 +69,64 @@ def identity_key(identity: dict) -> str:
     return f"{identity['backend']}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
+class StoreUnreachable(BiasevalError):
+    """A worker cannot see the translation store the driver uses (another node's private disk)."""
+
+
 class TranslationCache:
-    def __init__(self, root: str | Path | None = None):
-        self.root = Path(root) if root else default_root()
+    def __init__(self, root: str | Path | None = None, options: StoreOptions | None = None):
+        self.store = Store(str(root) if root else str(default_root()), options or StoreOptions())
+        self.root = self.store.location  # a local path or a URI, for messages
 
-    def folder(self, identity: dict) -> Path:
-        return self.root / identity_key(identity)
+    @property
+    def options(self) -> StoreOptions:
+        return self.store.options
 
-    def parts(self, identity: dict) -> list[Path]:
-        folder = self.folder(identity)
-        return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
+    def _where(self, identity: dict) -> str:
+        return identity_key(identity)
 
-    def append(self, identity: dict, rows: pa.Table) -> Path | None:
-        """Add rows (STORE_SCHEMA) as one new part, atomically; returns its path."""
+    def parts(self, identity: dict) -> list[str]:
+        """The identity's part files, as local paths or URIs."""
+        return [self.store.uri(rel) if self.store.remote else self.store.path(rel)
+                for rel in self.store.files(self._where(identity))
+                if rel.rsplit("/", 1)[-1].startswith("part-") and rel.endswith(".parquet")]
+
+    def _rel(self, part: str) -> str:
+        """A part's name inside the store, from the path or URI ``parts`` gave."""
+        base = self.store.uri("") if self.store.remote else self.store.path("")
+        return part[len(base) + 1:] if part.startswith(base + "/") else part
+
+    def append(self, identity: dict, rows: pa.Table) -> str | None:
+        """Add rows (STORE_SCHEMA) as one new part, whole or not at all; returns its path or URI."""
         if rows.num_rows == 0:
             return None
-        folder = self.folder(identity)
-        if not (folder / "system.json").exists():
-            write_text_atomic(folder / "system.json", json.dumps(identity, indent=2, sort_keys=True, default=str) + "\n")
+        folder = self._where(identity)
+        if not self.store.exists(f"{folder}/system.json"):
+            self.store.write_text(f"{folder}/system.json",
+                                  json.dumps(identity, indent=2, sort_keys=True, default=str) + "\n")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-        path = folder / f"part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-        write_parquet_atomic(rows.select(STORE_SCHEMA.names).cast(STORE_SCHEMA), path)
-        return path
+        rel = f"{folder}/part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
+        self.store.write_parquet(rel, rows.select(STORE_SCHEMA.names).cast(STORE_SCHEMA))
+        return self.store.uri(rel) if self.store.remote else self.store.path(rel)
 
-    def hashes(self, identity: dict, *, run_id: str | None = None) -> np.ndarray:
-        """Sorted distinct keys of the texts the store holds a translation of (by ``run_id`` if given)."""
+    def _scan(self, parts: list[str]) -> pl.LazyFrame:
+        if not self.store.remote:
+            return pl.scan_parquet(parts)
+        return pl.from_arrow(self.store.read_table([self._rel(p) for p in parts])).lazy()
+
+    def hashes(self, identity: dict, *, run_id: str | None = None, since: datetime | None = None) -> np.ndarray:
+        """Sorted distinct keys of the texts the store holds a translation of (by ``run_id`` if
+        given; made at or after ``since`` if given)."""
         parts = self.parts(identity)
         if not parts:
             return np.zeros(0, dtype=np.uint64)
-        rows = pl.scan_parquet(parts).filter(pl.col("translation").is_not_null())
+        rows = _fresh(self._scan(parts).filter(pl.col("translation").is_not_null()), since)
         if run_id is not None:
             rows = rows.filter(pl.col("run_id") == run_id)
         return np.unique(rows.select("key_hash").collect()["key_hash"].to_numpy())
 
     def latest(self, identity: dict, items: pl.DataFrame, keys: np.ndarray, *, run_id: str | None = None,
-               first: list[str] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
+               first: list[str] = (), since: datetime | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
         """For the (src_lang, tgt_lang, source) rows of ``items`` (with their ``keys``): the latest
         successful translation of each key, and the latest failure of the keys without one. Rows are
         matched on the key; callers compare the texts too (``biaseval.sweep.live_table`` does).
@@ -110,16 +140,17 @@ class TranslationCache:
             return empty, empty
 
         def scan(paths, wanted: np.ndarray) -> pl.DataFrame:
-            rows = pl.scan_parquet(paths).filter(pl.col("key_hash").is_in(pl.Series(wanted)))
+            rows = _fresh(self._scan(list(paths)).filter(pl.col("key_hash").is_in(pl.Series(wanted))), since)
             if run_id is not None:
                 rows = rows.filter(pl.col("run_id") == run_id)
             return rows.collect()
 
         wanted = np.unique(keys)
-        found = [scan(list(first), wanted)] if first else []
+        first = [p for p in map(str, first) if p in set(parts)]
+        found = [scan(first, wanted)] if first else []
         if found:
             wanted = np.setdiff1d(wanted, found[0]["key_hash"].to_numpy(), assume_unique=False)
-        rest = [p for p in parts if str(p) not in set(map(str, first))]
+        rest = [p for p in parts if p not in set(first)]
         if len(wanted) and rest:
             found.append(scan(rest, wanted))
         if not found:
@@ -136,8 +167,35 @@ class TranslationCache:
         parts = self.parts(identity)
         if len(parts) < min_parts:
             return 0
-        merged = pl.read_parquet(parts).to_arrow()
+        merged = self._scan(parts).collect().to_arrow()
         self.append(identity, merged)
         for part in parts:
-            os.unlink(part)
+            self.store.delete(self._rel(part))
         return len(parts)
+
+    # --- every worker sees the same store -------------------------------------------------------
+    def mark(self, run_id: str) -> str:
+        """Leave a marker for this sweep's workers to find (``check_reachable``); returns its name."""
+        name = f"_reach/{run_id}-{uuid.uuid4().hex[:8]}.json"
+        self.store.write_text(name, json.dumps({"run_id": run_id}) + "\n")
+        return name
+
+    def unmark(self, name: str) -> None:
+        try:
+            self.store.delete(name)
+        except OSError:
+            pass  # a marker left behind costs nothing
+
+    def check_reachable(self, name: str, where: str) -> None:
+        if not self.store.exists(name):
+            raise StoreUnreachable(
+                f"the translation store {self.root} is not the driver's store on {where}: it has no {name} that "
+                f"the driver wrote there. Every node must see one store: set cache.path to a shared file "
+                f"system or an object-store URI (s3://bucket/prefix); nothing was sent from this node")
+
+
+def _fresh(rows: pl.LazyFrame, since: datetime | None) -> pl.LazyFrame:
+    if since is None:
+        return rows
+    return rows.filter(pl.col("translated_at") >= pl.lit(since).dt.replace_time_zone("UTC")
+                       .cast(pl.Datetime("us", "UTC")))

@@ -42,9 +42,16 @@ class RetryConfig(_Frozen):
     timeout_s: float = Field(default=60.0, gt=0, description="per-request timeout")
 
 
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
 class SystemConfig(_Frozen):
     backend: str
-    version: str = Field(default="", description="model/version string recorded on every row")
+    version: str = Field(default="", description="model/version string recorded on every row; a cloud system "
+                         "needs one (or a max_age): its stored translations are reused only while it is the same")
+    max_age: str | None = Field(default=None, pattern=r"^\s*\d+(\.\d+)?\s*[smhd]\s*$",
+                                description="reuse stored translations only this young, e.g. 30d, 12h (a cloud "
+                                            "model changes under the same name)")
     options: dict[str, Any] = Field(default_factory=dict)
     suites: tuple[str, ...] | None = Field(default=None, description="only these suites (default: all it covers)")
     targets: tuple[str, ...] | None = Field(default=None, min_length=1,
@@ -65,6 +72,13 @@ class SystemConfig(_Frozen):
     @classmethod
     def _actors(cls, value):
         return _positive_actors(value)
+
+    @property
+    def max_age_s(self) -> float | None:
+        if self.max_age is None:
+            return None
+        text = self.max_age.strip()
+        return float(text[:-1]) * _AGE_UNITS[text[-1]]
 
 
 def _positive_actors(value):
@@ -354,6 +368,11 @@ def _check_names(config: RunConfig, doc: YamlDoc) -> None:
             fail(("systems", name, "backend"), TRANSLATORS.unknown_message(system.backend))
         backend = TRANSLATORS.get(system.backend)
         doc.validate(backend.Options, system.options, prefix=("systems", name, "options"))
+        if getattr(backend, "CLOUD", False) and not system.version.strip() and system.max_age is None:
+            fail(("systems", name, "version"),
+                 f"a cloud system ({system.backend}) needs a version (e.g. the model and the date you pinned it: "
+                 f"'nmt 2026-12') or a max_age for stored translations (e.g. 30d): its provider changes the model "
+                 f"under the same name, and translations stored under an empty version would be reused forever")
         for suite in system.suites or ():
             if suite not in config.suites:
                 fail(("systems", name, "suites"), f"suite {suite!r} is not in this run's suites")

@@ -30,7 +30,7 @@ import time
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -111,6 +111,7 @@ class LivePlan:
     cached: int  # of those, already in the store
     sends: int  # of those, to send now
     chars: int  # characters to send
+    since: datetime | None = None  # stored translations older than this are not reused (the system's max_age)
     send: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> keys it sends
     keys: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> its items' keys
 
@@ -148,9 +149,9 @@ def build_translator(system: str, cfg: SystemConfig, config_dir: Path) -> Transl
 
 
 def identity_of(cfg: SystemConfig) -> dict:
+    """The system's translation-store identity: backend, version, and where and how texts are translated."""
     backend = backend_of(cfg)
-    options = backend.Options.model_validate(cfg.options).model_dump(mode="json")
-    return system_identity(cfg.backend, cfg.version, options, backend.OPERATIONAL)
+    return system_identity(cfg.backend, cfg.version, backend.identity_options(backend.Options.model_validate(cfg.options)))
 
 
 def prepare(config: RunConfig, config_dir: Path) -> Prepared:
@@ -166,7 +167,9 @@ def prepare(config: RunConfig, config_dir: Path) -> Prepared:
 
 
 def cache_for(config: RunConfig) -> TranslationCache:
-    return TranslationCache(config.cache.path)
+    """The translation store: ``cache.path`` (a path or an object-store URI, reached with the
+    ``output`` settings), else the local default under $BIASEVAL_CACHE_DIR."""
+    return TranslationCache(config.cache.path, config.store_options())
 
 
 def system_key(cfg: SystemConfig) -> str:
@@ -218,6 +221,7 @@ def plan_live(prepared: Prepared, cache: TranslationCache, *, refresh: bool = Fa
         if not is_live(cfg):
             continue
         identity = identity_of(cfg)
+        since = datetime.now(timezone.utc) - timedelta(seconds=cfg.max_age_s) if cfg.max_age_s else None
         mine = [s for s in shards if s.system == system]
         keys, lengths, owner = [], [], []
         for k, shard in enumerate(mine):
@@ -237,13 +241,13 @@ def plan_live(prepared: Prepared, cache: TranslationCache, *, refresh: bool = Fa
         if refresh:  # only what this (resumed) run already got
             stored = cache.hashes(identity, run_id=run_id) if run_id else np.zeros(0, np.uint64)
         elif prepared.config.cache.enabled:
-            stored = cache.hashes(identity)
+            stored = cache.hashes(identity, since=since)
         else:
             stored = np.zeros(0, np.uint64)
         in_store = np.isin(all_keys, stored)
         send = owned & ~in_store
         plan = LivePlan(identity, int(owned.sum()), int((owned & in_store).sum()), int(send.sum()),
-                        int(all_lengths[send].sum()))
+                        int(all_lengths[send].sum()), since)
         for k, shard in enumerate(mine):
             chosen = all_keys[send & (all_owner == k)]
             if len(chosen):
@@ -329,27 +333,33 @@ class ShardWorker:
     """
 
     def __init__(self, system: str, cfg_json: str, config_dir: str, run_root: str, run_id: str,
-                 suites: dict, cache_root: str | None = None, limiter=None, die_after: int | None = None,
-                 store_options: dict | None = None):
+                 suites: dict, store: dict | None = None, limiter=None, die_after: int | None = None,
+                 run_options: dict | None = None):
+        """``store`` (live systems): the translation store's ``root`` and ``options``, the system's
+        ``identity`` and ``since`` (as the driver computed them) and the ``marker`` the driver left in
+        the store, checked before anything else so that a store this node cannot see fails here."""
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
         for suite in suites.values():  # template suites live in the driver's registry only
             SUITES.put(suite.name, suite)
         self.system = system
         self.cfg = SystemConfig.model_validate_json(cfg_json)
+        self.cache = self.identity = self.since = None
+        if store is not None:
+            self.cache = TranslationCache(store["root"], StoreOptions(**store["options"]))
+            self.cache.check_reachable(store["marker"], f"node {node}")
+            self.identity, self.since = store["identity"], store["since"]
         self.translator = build_translator(system, self.cfg, Path(config_dir))
         if isinstance(self.translator, TextTranslator):
             self.translator.load()
-        self.run = RunDir(run_root, StoreOptions(**(store_options or {})))
+        self.run = RunDir(run_root, StoreOptions(**(run_options or {})))
         self.run_id = run_id
-        self.cache = TranslationCache(cache_root) if cache_root else None
-        self.identity = identity_of(self.cfg)
         self.limiter = limiter
         self.die_after = die_after
         self.done = 0
-        import ray
-
         # one line in this worker's log: which system it hosts, on which node (placement is checkable)
-        print(f"biaseval: ShardWorker {system} on node {ray.get_runtime_context().get_node_id()} pid {os.getpid()}",
-              flush=True)
+        print(f"biaseval: ShardWorker {system} on node {node} pid {os.getpid()}", flush=True)
 
     def ready(self) -> str:
         """Answers once the backend is built and loaded (the driver watches actors that never start)."""
@@ -413,8 +423,8 @@ class ShardWorker:
     def write_shard(self, shard: Shard, data: SuiteData, item_keys: np.ndarray, refresh: bool,
                     first: list[str]) -> tuple[int, int]:
         items = data.slice(shard.start, shard.stop)
-        found, failed = self.cache.latest(self.identity, items, item_keys,
-                                          run_id=self.run_id if refresh else None, first=first)
+        found, failed = self.cache.latest(self.identity, items, item_keys, run_id=self.run_id if refresh else None,
+                                          first=first, since=self.since)
         table = live_table(items, item_keys, found, failed, self.system, self.cfg.version, self.run_id)
         errors = table.num_rows - len(table.column("translation").drop_null())
         self._write(shard, table, errors)
@@ -530,15 +540,17 @@ class Outcome:
 
 
 def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, cache: TranslationCache,
-            refresh: bool = False, die_after: int | None = None, progress: Progress | None = None) -> Outcome:
+            refresh: bool = False, die_after: int | None = None, progress: Progress | None = None,
+            marker: str | None = None) -> Outcome:
     """Run ``tasks`` on Ray actors, a system's ``write`` tasks only after all its ``send`` tasks;
     raise SweepFailed (keeping finished work) if any fails.
 
-    Before anything is submitted, every system's actor must fit on some live node (``check_placement``).
-    An actor that dies (its process or its node lost) is replaced and its tasks run again, each task
-    at most ``sweep.task_retries`` more times; a replacement that no live node can host is given up
-    after ``sweep.placement_wait_s``. Other failures (a backend that cannot start, an error in a task)
-    stop that system's work at once."""
+    Before anything is submitted, every system's actor must fit on some live node (``check_placement``),
+    and an actor gets tasks only once it has started (built its backend and, for a live system, found
+    the driver's ``marker`` in the translation store). An actor that dies (its process or its node
+    lost) is replaced and its tasks run again, each task at most ``sweep.task_retries`` more times; a
+    replacement that no live node can host is given up after ``sweep.placement_wait_s``. Other
+    failures (a backend that cannot start, an error in a task) stop that system's work at once."""
     import ray
     from ray.exceptions import RayActorError
 
@@ -561,13 +573,22 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     parts: dict[str, list[str]] = {}  # shard -> store parts its send tasks wrote
     sending: dict[str, int] = {system: 0 for system in ready}
     retries: dict[str, int] = {}  # task name -> times it was run again after its actor died
-    starting: dict[object, tuple[ray.ObjectRef, float]] = {}  # actor -> its ready() call, since when unplaced
+    starting: dict[ray.ObjectRef, tuple[str, object]] = {}  # an actor's ready() call -> (system, actor)
+    unplaced: dict[object, float] = {}  # starting actor -> since when no live node can host it
+    lost: dict[str, int] = {}  # system -> actors lost before they started
     stopped: dict[str, str] = {}  # system -> why its work stopped
     suites = {name: SUITES.get(name) for name in prepared.suites}
     limiters: dict[str, object] = {}
     actors: dict[str, list] = {}
     outcome = Outcome()
     failures: list[str] = []
+
+    def store_for(system: str) -> dict | None:
+        live = prepared.live.get(system)
+        if live is None:
+            return None
+        return {"root": cache.root, "options": dataclasses.asdict(cache.options), "marker": marker,
+                "identity": live.identity, "since": live.since}
 
     def new_actor(system: str):
         cfg = config.systems[system]
@@ -576,10 +597,10 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             options["resources"] = dict(cfg.resources)
         actor = worker_cls.options(**options).remote(
             system, cfg.model_dump_json(), str(prepared.config_dir), run.location, run_id,
-            {s: suites[s] for s in prepared.coverage[system]}, str(cache.root), limiters.get(system), die_after,
+            {s: suites[s] for s in prepared.coverage[system]}, store_for(system), limiters.get(system), die_after,
             dataclasses.asdict(run.options))
         running[actor] = 0
-        starting[actor] = (actor.ready.remote(), 0.0)
+        starting[actor.ready.remote()] = (system, actor)
         return actor
 
     def submit(actor, task: Task) -> None:
@@ -605,49 +626,66 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     def fill(system: str) -> None:
         if system in stopped:
             return
+        waiting = {actor for _, actor in starting.values()}
         for actor in actors[system]:
+            if actor in waiting:
+                continue
             while running[actor] < config.sweep.in_flight and (task := next_task(system)) is not None:
                 submit(actor, task)
 
-    def stop(system: str, why: str) -> None:
-        """No more work for this system; its finished shards and stored translations stay."""
+    def stop(system: str, why: str, *, kill: bool = False) -> None:
+        """No more work for this system (tasks in flight still finish, unless ``kill``); its finished
+        shards and stored translations stay."""
         if system not in stopped:
             stopped[system] = why
             failures.append(why)
         ready[system].clear()
         later[system].clear()
+        for ref in [ref for ref, (s, _) in starting.items() if s == system]:
+            del starting[ref]
+        if kill:
+            for handle in actors[system]:
+                ray.kill(handle)
 
     def replace(system: str, dead) -> None:
         if dead in actors[system]:
             actors[system].remove(dead)
-            starting.pop(dead, None)
             actors[system].append(new_actor(system))
             print(f"sweep: {system}: an actor was lost; a new one takes over its tasks", file=sys.stderr, flush=True)
+
+    def started(ref) -> None:
+        system, actor = starting.pop(ref)
+        unplaced.pop(actor, None)
+        try:
+            ray.get(ref)
+        except RayActorError as exc:
+            if exc.actor_init_failed or lost.get(system, 0) >= config.sweep.task_retries:
+                stop(system, f"{system}: its worker could not start: {_describe(exc)}")
+                return
+            lost[system] = lost.get(system, 0) + 1
+            replace(system, actor)
+            return
+        except Exception as exc:  # noqa: BLE001 - reported with the system named
+            stop(system, f"{system}: its worker could not start: {_describe(exc)}")
+            return
+        fill(system)
 
     def watch_placement() -> None:
         """Actors not started yet whose resources no live node has: given up after placement_wait_s."""
         if not starting:
             return
-        started, _ = ray.wait([ref for ref, _ in starting.values()], num_returns=len(starting), timeout=0)
-        started = set(started)
-        live_nodes = None
-        for actor, (ref, since) in list(starting.items()):
-            if ref in started:
-                del starting[actor]
-                continue
-            system = next(s for s, group in actors.items() if actor in group)
-            live_nodes = live_nodes if live_nodes is not None else ray.nodes()
-            missing = unplaceable(actor_bundle(config.systems[system]), live_nodes)
+        nodes = ray.nodes()
+        for ref, (system, actor) in list(starting.items()):
+            if ref not in starting:
+                continue  # its system was stopped meanwhile
+            missing = unplaceable(actor_bundle(config.systems[system]), nodes)
             if missing is None:
-                starting[actor] = (ref, 0.0)
-            elif not since:
-                starting[actor] = (ref, time.monotonic())
-            elif time.monotonic() - since >= config.sweep.placement_wait_s:
-                del starting[actor]
+                unplaced.pop(actor, None)
+            elif actor not in unplaced:
+                unplaced[actor] = time.monotonic()
+            elif time.monotonic() - unplaced[actor] >= config.sweep.placement_wait_s:
                 stop(system, f"{system}: no live node can host its actor any more ({missing}); waited "
-                             f"{config.sweep.placement_wait_s:g} s (sweep.placement_wait_s)")
-                for handle in actors[system]:
-                    ray.kill(handle)
+                             f"{config.sweep.placement_wait_s:g} s (sweep.placement_wait_s)", kill=True)
 
     for system in ready:
         cfg = config.systems[system]
@@ -656,12 +694,14 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s)
         count = min(actors_for(cfg, cluster), len(ready[system]) + len(later[system]))
         actors[system] = [new_actor(system) for _ in range(count)]
-        fill(system)
 
-    while in_flight:
-        done, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+    while in_flight or starting:
+        done, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=1.0)
         if not done:
             watch_placement()
+            continue
+        if done[0] in starting:
+            started(done[0])
             continue
         task, actor = in_flight.pop(done[0])
         running[actor] -= 1
@@ -726,31 +766,25 @@ def unplaceable(bundle: dict[str, float], nodes: list[dict]) -> str | None:
     return f"no single live node holds all of {bundle}"
 
 
-def check_placement(config: RunConfig, systems: list[str], *, stream=sys.stderr) -> list[dict]:
+def check_placement(config: RunConfig, systems: list[str], *, stream=sys.stderr) -> None:
     """Before anything is submitted: every system's actor fits on some live node, or the sweep stops
     here naming the resource (a Ray actor that fits nowhere waits forever). With
-    ``sweep.placement_wait_s`` the cluster gets that long to gain such a node (an autoscaler adding one)."""
+    ``sweep.placement_wait_s`` the actors are created anyway — their demand is what makes an
+    autoscaler add a node — and ``execute`` gives such a system up after that long."""
     import ray
 
-    deadline = time.monotonic() + config.sweep.placement_wait_s
-    announced = set()
-    while True:
-        nodes = ray.nodes()
-        missing = {s: m for s in systems if (m := unplaceable(actor_bundle(config.systems[s]), nodes)) is not None}
-        if not missing:
-            return nodes
-        if time.monotonic() >= deadline:
-            system, what = next(iter(missing.items()))
-            waited = f" after waiting {config.sweep.placement_wait_s:g} s" if config.sweep.placement_wait_s else ""
+    nodes = ray.nodes()
+    for system in systems:
+        missing = unplaceable(actor_bundle(config.systems[system]), nodes)
+        if missing is None:
+            continue
+        if not config.sweep.placement_wait_s:
             raise PlacementError(
-                f"systems.{system}: no live node of the Ray cluster has {what}{waited}; nothing was sent. Start a "
-                f"node with it (ray start --resources=...), change systems.{system}.resources/num_gpus/num_cpus, or "
-                f"let an autoscaler add one within sweep.placement_wait_s")
-        for system in missing.keys() - announced:
-            print(f"sweep: {system}: waiting up to {config.sweep.placement_wait_s:g} s for a node with "
-                  f"{missing[system]}", file=stream, flush=True)
-            announced.add(system)
-        time.sleep(1.0)
+                f"systems.{system}: no live node of the Ray cluster has {missing}; nothing was sent. Start a "
+                f"node with it (ray start --resources=...), change systems.{system}.resources/num_gpus/num_cpus, "
+                f"or set sweep.placement_wait_s to wait for an autoscaler to add one")
+        print(f"sweep: {system}: no live node has {missing} yet; waiting up to "
+              f"{config.sweep.placement_wait_s:g} s for one (sweep.placement_wait_s)", file=stream, flush=True)
 
 
 def _describe(exc: BaseException) -> str:
@@ -936,8 +970,8 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
         keys = live.send.get((shard.suite, shard.index))
         if keys is not None:  # results reach the store as each task ends: a crash loses only tasks in flight
             per_task = prepared.config.sweep.texts_per_task
-            for part, start in enumerate(range(0, len(keys), per_task)):
-                chunk = keys[start:start + per_task]
+            for part, first in enumerate(range(0, len(keys), per_task)):
+                chunk = keys[first:first + per_task]
                 tasks.append(Task("send", shard, len(chunk), chunk, part))
         if shard.name in todo:
             tasks.append(Task("write", shard, shard.size))
@@ -946,9 +980,19 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
               f"{live.sends:,} to send ({live.chars:,} characters)", file=stream)
     outcome = Outcome()
     if tasks:
-        with ray_session(address):
-            outcome = execute(prepared, run, run_id, tasks, cache=cache, refresh=refresh, die_after=die_after,
-                              progress=Progress(len(tasks), sum(t.units for t in tasks), stream=stream))
+        live_tasks = any(t.system in prepared.live for t in tasks)
+        if live_tasks and cache.store.remote is False and run.remote is not None:
+            print(f"sweep: note: the translation store is on this machine's disk ({cache.root}); workers on other "
+                  f"nodes cannot reach it (set cache.path to an object-store URI or a shared path)", file=stream)
+        marker = cache.mark(run_id) if live_tasks else None  # each live worker checks it sees this store
+        try:
+            with ray_session(address):
+                outcome = execute(prepared, run, run_id, tasks, cache=cache, refresh=refresh, die_after=die_after,
+                                  progress=Progress(len(tasks), sum(t.units for t in tasks), stream=stream),
+                                  marker=marker)
+        finally:
+            if marker:
+                cache.unmark(marker)
     for system in {t.system for t in tasks if t.kind == "send"}:
         cache.compact(prepared.live[system].identity)
     return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)

@@ -45,3 +45,14 @@ def test_rayjob_runs_the_sweep_into_a_bucket_on_matching_groups(data_dir):
     assert _asked(load_config(config_path)) <= advertised
     gpu = [g for g in groups if "gpu_worker" in g["rayStartParams"]["resources"]]
     assert gpu[0]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+
+
+def test_the_cluster_sweep_keeps_its_translation_store_where_every_node_reaches_it(data_dir):
+    """Workers on several nodes send and write through one translation store: the cluster config puts
+    it in object storage (a head-only path made workers on other nodes miss it), and waits for the
+    autoscaler to add the GPU nodes its open model asks for."""
+    from biaseval.storage import is_remote
+
+    config = load_config(CONFIG)
+    assert config.cache.path and is_remote(config.cache.path)
+    assert config.sweep.placement_wait_s > 0

@@ -21,9 +21,9 @@ from biaseval.sweep import identity_of
 ELSEWHERE = "http://translate.example.invalid:8080"  # a reserved name: never a real host
 
 SYSTEMS = {
-    "g": {"backend": "google", "options": {"project": "p", "transport": "rest"}},
-    "az": {"backend": "azure", "options": {}},
-    "amz": {"backend": "aws", "options": {"region": "us-east-1"}},
+    "g": {"backend": "google", "version": "v3", "options": {"project": "p", "transport": "rest"}},
+    "az": {"backend": "azure", "version": "2026-06-06", "options": {}},
+    "amz": {"backend": "aws", "version": "2026-12", "options": {"region": "us-east-1"}},
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -37,7 +38,7 @@ class Cluster:
     """Head (custom resource ``head_node``, dashboard for job submission) and a second node
     (``node_b``), each with its own temp dir; every process is found again by that dir."""
 
-    def __init__(self) -> None:
+    def __init__(self, private: Path | None = None) -> None:
         self.port, self.dashboard = _free_port(), _free_port()
         self.head_tmp = tempfile.mkdtemp(prefix="bvh", dir="/tmp")  # short: socket paths must fit 107 bytes
         self.node_tmps: list[str] = []
@@ -48,7 +49,7 @@ class Cluster:
         self._ray("start", "--head", f"--port={self.port}", "--num-cpus=2", '--resources={"head_node": 1}',
                   "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.dashboard}",
                   f"--temp-dir={self.head_tmp}", "--disable-usage-stats")
-        self.start_node()
+        self.start_node(private)
 
     def _ray(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         done = subprocess.run([RAY, *args], env=self.env, capture_output=True, text=True, timeout=timeout,
@@ -56,11 +57,21 @@ class Cluster:
         assert done.returncode == 0, f"ray {' '.join(args)}: {done.stderr[-2000:]}"
         return done
 
-    def start_node(self) -> None:
+    def start_node(self, private: Path | None = None) -> None:
+        """The second node; with ``private``, that folder is another disk on it (an empty tmpfs in the
+        node's own mount namespace), as a path that is not shared between machines."""
         tmp = tempfile.mkdtemp(prefix="bvn", dir="/tmp")
         self.node_tmps.append(tmp)
-        self._ray("start", f"--address=127.0.0.1:{self.port}", "--num-cpus=2", '--resources={"node_b": 1}',
-                  f"--temp-dir={tmp}", f"--dashboard-agent-listen-port={_free_port()}", "--disable-usage-stats")
+        args = ["start", f"--address=127.0.0.1:{self.port}", "--num-cpus=2", '--resources={"node_b": 1}',
+                f"--temp-dir={tmp}", f"--dashboard-agent-listen-port={_free_port()}", "--disable-usage-stats"]
+        if private is None:
+            self._ray(*args)
+            return
+        private.mkdir(parents=True, exist_ok=True)
+        script = f"mount -t tmpfs tmpfs {shlex.quote(str(private))} && exec {shlex.join([RAY, *args])}"
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], env=self.env,
+                              capture_output=True, text=True, timeout=120, start_new_session=True)
+        assert done.returncode == 0, f"ray start in a mount namespace: {done.stderr[-2000:]}"
 
     def kill_node(self) -> list[int]:
         """SIGKILL every process of the second node (raylet, workers, agents), as a lost machine."""
@@ -74,8 +85,8 @@ class Cluster:
                 f"--runtime-env-json={json.dumps(runtime_env)}"]
         if not wait:
             args.append("--no-wait")
-        deadline = time.monotonic() + 90
-        while True:  # right after `ray start` the job agent may not be up yet
+        deadline = time.monotonic() + 240
+        while True:  # right after `ray start` the job agent may not be up yet (slow on a loaded machine)
             done = subprocess.run([RAY, *args, "--", sys.executable, str(REPO / "jobs" / "sweep.py"), "--config",
                                    str(config), "--out", str(out)], env=self.env, capture_output=True, text=True,
                                   timeout=600, start_new_session=True)
@@ -198,3 +209,28 @@ def test_actors_sized_from_the_cluster():
     assert actors_for(system(actors="auto", num_gpus=1), {"CPU": 2.0}) == 1  # none fits: still one (it waits)
     with pytest.raises(ValueError):
         system(actors=0)
+
+
+def test_a_translation_store_a_node_cannot_see_is_refused_before_sending(data_dir, tmp_path):
+    """The store path is the head's disk; the node hosting the live system has another disk at that
+    path (as a head-only emptyDir in Kubernetes). Its worker refuses before sending anything, the job
+    fails naming the store, and nothing is written where the next run could not find it."""
+    store = tmp_path / "store"
+    c = Cluster(private=store)
+    try:
+        config = _placed(tmp_path, cache={"path": str(store)})
+        spec = yaml.safe_load(config.read_text(encoding="utf-8"))
+        spec["systems"]["aws"] = {"backend": "identity", "version": "identity", "resources": {"node_b": 0.1}}
+        config.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+        out = tmp_path / "run"
+        job = c.submit(config, out)
+        state = c.wait(job)
+        logs = c.logs(job)
+        assert state == "FAILED", logs[-3000:]
+        assert f"the translation store {store} is not the driver's store on node" in logs
+        assert "nothing was sent from this node" in logs
+        assert not list(store.rglob("part-*.parquet"))
+        assert not list((out / "translations").glob("system=aws/**/*.parquet"))
+        assert not (out / "metrics.parquet").exists()
+    finally:
+        assert c.stop() == []

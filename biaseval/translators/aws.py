@@ -93,9 +93,27 @@ class AwsTranslator(TextTranslator):
     """Amazon Translate, one TranslateText call per text."""
 
     Options = AwsOptions
-    OPERATIONAL = frozenset({"endpoint", "region", "profile", "max_connections",
-                             "allow_insecure_http"})  # where and how, not what
+    OPERATIONAL = frozenset({"profile", "max_connections", "allow_insecure_http"})  # how, not what or where
+    CLOUD = True
     provider = "Amazon Translate"
+
+    @classmethod
+    def identity_options(cls, options: AwsOptions) -> dict:
+        """With the region and endpoint boto3 resolves here (options, else AWS_DEFAULT_REGION /
+        AWS_ENDPOINT_URL(_TRANSLATE) / the profile): texts sent to another region or to an emulator
+        are another system's. No request is made and no credentials are needed for this."""
+        identity = super().identity_options(options)
+        try:
+            import boto3
+
+            session = boto3.session.Session(profile_name=options.profile, region_name=options.region)
+            region = session.region_name
+            identity["region"] = region
+            if region:
+                identity["endpoint"] = session.client("translate", endpoint_url=options.endpoint).meta.endpoint_url
+        except Exception:  # noqa: BLE001 - no boto3 or no such profile: the options as given (the worker says why)
+            pass
+        return identity
 
     def __init__(self, system: str, options: AwsOptions, *, config_dir=None):
         super().__init__(system, options, config_dir=config_dir)

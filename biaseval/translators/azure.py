@@ -59,7 +59,8 @@ class AzureTranslator(TextTranslator):
     """Azure AI Translator via ``azure.ai.translation.text.TextTranslationClient``."""
 
     provider = "Azure AI Translator"
-    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"endpoint", "key_env", "region_env", "allow_insecure_http"})
+    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"key_env", "region_env", "allow_insecure_http"})
+    CLOUD = True
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)

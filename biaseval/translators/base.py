@@ -45,14 +45,24 @@ class Translator(ABC):
     """One MT system. ``Options`` validates the ``options:`` block of the system's config."""
 
     Options: ClassVar[type[BaseModel]] = NoOptions
-    # Options that do not change what the system outputs (where it is reached, how fast): two systems
-    # that differ only in these share cached translations.
-    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"endpoint"})
+    # Options that do not change what the system outputs nor where its texts go (how fast, which
+    # credential variable): two systems that differ only in these share stored translations. Where
+    # a text was sent (endpoint, transport, credentials, region) is never operational: a run against
+    # an emulator must not feed a later run against the real service.
+    OPERATIONAL: ClassVar[frozenset[str]] = frozenset()
+    # A provider's service that changes its model under one name: needs a version or a max_age.
+    CLOUD: ClassVar[bool] = False
 
     def __init__(self, system: str, options: BaseModel, *, config_dir: Path | None = None):
         self.system = system
         self.options = options
         self.config_dir = config_dir or Path.cwd()
+
+    @classmethod
+    def identity_options(cls, options: BaseModel) -> dict:
+        """The options that make this system's outputs what they are (its translation-store identity):
+        all but OPERATIONAL, with defaults that depend on the environment resolved where a backend can."""
+        return {k: v for k, v in options.model_dump(mode="json").items() if k not in cls.OPERATIONAL}
 
     @classmethod
     def covers(cls, options: BaseModel, suite: str) -> bool:

@@ -95,7 +95,8 @@ class GoogleTranslator(TextTranslator):
     Options = GoogleOptions
     options: GoogleOptions
     provider = "Google Cloud Translation v3"
-    OPERATIONAL = frozenset({"endpoint", "transport", "credentials", "allow_insecure_http"})
+    OPERATIONAL = frozenset({"allow_insecure_http"})  # endpoint, transport, credentials: where texts went
+    CLOUD = True
 
     def __init__(self, system: str, options: BaseModel, **kwargs: Any):
         super().__init__(system, options, **kwargs)
