@@ -109,8 +109,10 @@ class AwsTranslator(TextTranslator):
             session = boto3.session.Session(profile_name=options.profile, region_name=options.region)
             region = session.region_name
             identity["region"] = region
-            if region:
-                identity["endpoint"] = session.client("translate", endpoint_url=options.endpoint).meta.endpoint_url
+            if region:  # placeholder keys: resolving the endpoint must not walk the credential chain (IMDS)
+                client = session.client("translate", endpoint_url=options.endpoint, aws_access_key_id="unused",
+                                        aws_secret_access_key="unused")
+                identity["endpoint"] = client.meta.endpoint_url
         except Exception:  # noqa: BLE001 - no boto3 or no such profile: the options as given (the worker says why)
             pass
         return identity
