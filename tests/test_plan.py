@@ -69,6 +69,9 @@ def test_requests_of_one_task_and_quota_time():
     assert quota_time(100, 600_000, 10, 60_000) == (600.0, "chars/min")
     assert quota_time(100, 600, 10, 60_000) == (10.0, "requests/s")
     assert quota_time(100, 600, None, None) == (None, None)
+    # the limiter rounds a fractional rate above 1 down (never more than the limit in any second)
+    assert quota_time(100, 600, 2.5, None) == (50.0, "requests/s")
+    assert quota_time(1, 6, 0.5, None) == (2.0, "requests/s")
     assert [duration(s) for s in (5, 90, 7200, 3 * 86400)] == ["5 s", "1.5 min", "2.0 h", "3.0 days"]
 
 
