@@ -176,17 +176,23 @@ def test_a_lock_of_another_host_is_taken_over_only_without_heartbeat(finished, t
 
 
 def test_the_lock_is_released_when_the_command_fails(tmp_path, data_dir):
+    """Each command first takes over a dead driver's lock (so it is seen holding it), then fails
+    after taking it: the lock goes with it."""
     foreign = tmp_path / "notes"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
+    kill(hold(str(foreign)))
     failed = biaseval("sweep", "--config", small_config(tmp_path), "--out", foreign)
     assert failed.returncode == 2 and "not empty and holds no run.json" in failed.stderr, failed.stderr
+    assert "taking over the run lock" in failed.stderr
     assert not lock_file(foreign).exists()
 
     empty = tmp_path / "empty"
     empty.mkdir()
+    kill(hold(str(empty)))
     failed = biaseval("score", "--run", empty)
     assert failed.returncode == 2 and "run.json" in failed.stderr, failed.stderr
+    assert "taking over the run lock" in failed.stderr
     assert not lock_file(empty).exists()
 
 
