@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .errors import BiasevalError
 from .storage import Store, StoreOptions
@@ -67,6 +70,9 @@ def system_identity(backend: str, version: str, options: dict) -> dict:
 def identity_key(identity: dict) -> str:
     blob = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
     return f"{identity['backend']}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+
+COMPACT_ROWS = 262_144  # rows per row group of a merged part
 
 
 class StoreUnreachable(BiasevalError):
@@ -140,7 +146,7 @@ class TranslationCache:
             return empty, empty
 
         def scan(paths, wanted: np.ndarray) -> pl.DataFrame:
-            rows = _fresh(self._scan(list(paths)).filter(pl.col("key_hash").is_in(pl.Series(wanted))), since)
+            rows = _fresh(self._scan(list(paths)).filter(pl.col("key_hash").is_in(pl.Series(wanted).implode())), since)
             if run_id is not None:
                 rows = rows.filter(pl.col("run_id") == run_id)
             return rows.collect()
@@ -161,14 +167,38 @@ class TranslationCache:
                   .unique(subset="key_hash", keep="last", maintain_order=False))
         return ok, failed
 
-    def compact(self, identity: dict, min_parts: int = 64) -> int:
-        """Merge many parts into one (lookups read fewer files). Safe to interrupt: the merged part
-        is written before the old ones are removed, and lookups ignore duplicates."""
+    def compact(self, identity: dict, min_parts: int = 256) -> int:
+        """Merge many parts into one (lookups read fewer files), streaming part by part so memory stays
+        flat. Safe to interrupt: the merged part is complete before it appears (a hidden temporary
+        renamed into place, or one upload) and before the old parts are removed; lookups ignore
+        duplicates."""
         parts = self.parts(identity)
         if len(parts) < min_parts:
             return 0
-        merged = self._scan(parts).collect().to_arrow()
-        self.append(identity, merged)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        rel = f"{self._where(identity)}/part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
+        local = Path(self.store.path(rel)) if not self.store.remote else None
+        folder = local.parent if local is not None else Path(tempfile.gettempdir())
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".compact-{uuid.uuid4().hex[:12]}.tmp"
+        try:
+            with pq.ParquetWriter(tmp, STORE_SCHEMA, compression="zstd", write_page_checksum=True) as writer:
+                pending, rows = [], 0
+                for part in parts:  # row groups of ~COMPACT_ROWS: few and large, memory bounded
+                    table = self.store.read_table([self._rel(part)]).select(STORE_SCHEMA.names).cast(STORE_SCHEMA)
+                    pending.append(table)
+                    rows += table.num_rows
+                    if rows >= COMPACT_ROWS:
+                        writer.write_table(pa.concat_tables(pending))
+                        pending, rows = [], 0
+                if pending:
+                    writer.write_table(pa.concat_tables(pending))
+            if local is not None:
+                os.replace(tmp, local)
+            else:
+                self.store.upload(tmp, rel)
+        finally:
+            tmp.unlink(missing_ok=True)
         for part in parts:
             self.store.delete(self._rel(part))
         return len(parts)

@@ -45,7 +45,7 @@ from .config import RunConfig, SystemConfig, resolve_suites
 from .errors import BiasevalError, RunDirError, SweepFailed
 from .keys import key_hashes
 from .live import LiveRunner, RetryPolicy
-from .storage import StoreOptions
+from .storage import StoreOptions, writing
 from .store import SHARD_KEY, RunDir
 from .suites import ITEM_SCHEMA, SUITES, SuiteData
 from .translators import TRANSLATORS, TextTranslator, Translator
@@ -113,6 +113,7 @@ class LivePlan:
     chars: int  # characters to send
     since: datetime | None = None  # stored translations older than this are not reused (the system's max_age)
     send: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> keys it sends
+    send_rows: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # ... and their rows in the shard
     keys: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> its items' keys
 
 
@@ -248,11 +249,14 @@ def plan_live(prepared: Prepared, cache: TranslationCache, *, refresh: bool = Fa
         send = owned & ~in_store
         plan = LivePlan(identity, int(owned.sum()), int((owned & in_store).sum()), int(send.sum()),
                         int(all_lengths[send].sum()), since)
+        offset = 0
         for k, shard in enumerate(mine):
-            chosen = all_keys[send & (all_owner == k)]
-            if len(chosen):
-                plan.send[(shard.suite, shard.index)] = chosen
+            rows = np.flatnonzero(send[offset:offset + len(keys[k])])
+            if len(rows):
+                plan.send[(shard.suite, shard.index)] = keys[k][rows]
+                plan.send_rows[(shard.suite, shard.index)] = rows
             plan.keys[(shard.suite, shard.index)] = keys[k]
+            offset += len(keys[k])
         plans[system] = plan
     prepared.live = plans
     return plans
@@ -391,7 +395,7 @@ class ShardWorker:
 
         items = data.slice(shard.start, shard.stop)
         texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
-        texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys))).unique("key_hash", maintain_order=True)
+        texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys).implode())).unique("key_hash", maintain_order=True)
         limiter = self.limiter
         # the limiter answers when a request may go (it decides and records the start then)
         acquire = (lambda requests, chars: ray.get(limiter.acquire.remote(requests, chars))) if limiter else None
@@ -522,6 +526,7 @@ class Task:
     units: int
     keys: np.ndarray | None = None
     part: int = 0  # a shard's texts go in several send tasks of at most sweep.texts_per_task each
+    rows: tuple[int, int] | None = None  # a send task's rows within the shard (it reads only those items)
 
     @property
     def system(self) -> str:
@@ -607,8 +612,10 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         data = refs[task.shard.suite]
         if task.kind == "items":
             ref = actor.run_shard.remote(task.shard, data)
-        elif task.kind == "send":
-            ref = actor.send_shard.remote(task.shard, data, item_keys(task), task.keys)
+        elif task.kind == "send":  # only the rows holding its texts are generated on the worker
+            lo, hi = task.rows
+            rows = dataclasses.replace(task.shard, start=task.shard.start + lo, stop=task.shard.start + hi)
+            ref = actor.send_shard.remote(rows, data, item_keys(task)[lo:hi], task.keys)
             sending[task.system] += 1
         else:
             ref = actor.write_shard.remote(task.shard, data, item_keys(task), refresh, parts.get(task.shard.name, []))
@@ -831,14 +838,15 @@ def write_items(path: Path, suites: dict[str, SuiteData]) -> None:
     """items.parquet, streamed suite by suite in batches, renamed into place when complete."""
     schema = pl.DataFrame(schema=ITEM_SCHEMA).to_arrow().schema
     tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-    try:
-        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-            for data in suites.values():
-                for batch in data.batches():
-                    writer.write_table(batch.to_arrow().cast(schema))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with writing(path):  # a full disk or a read-only folder names items.parquet
+        try:
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                for data in suites.values():
+                    for batch in data.batches():
+                        writer.write_table(batch.to_arrow().cast(schema))
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str, previous: dict | None,
@@ -970,9 +978,11 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
         keys = live.send.get((shard.suite, shard.index))
         if keys is not None:  # results reach the store as each task ends: a crash loses only tasks in flight
             per_task = prepared.config.sweep.texts_per_task
+            rows = live.send_rows[(shard.suite, shard.index)]
             for part, first in enumerate(range(0, len(keys), per_task)):
                 chunk = keys[first:first + per_task]
-                tasks.append(Task("send", shard, len(chunk), chunk, part))
+                span = (int(rows[first]), int(rows[first + len(chunk) - 1]) + 1)
+                tasks.append(Task("send", shard, len(chunk), chunk, part, span))
         if shard.name in todo:
             tasks.append(Task("write", shard, shard.size))
     for system, live in prepared.live.items():
