@@ -29,11 +29,10 @@ import polars as pl
 from ..errors import RecordedOutputError
 from ..suites import SUITES
 from .language import reads_as, sample
-from .recorded import normal
 
 if TYPE_CHECKING:
     from ..suites.base import SuiteData
-    from .recorded import RecordedTranslator
+    from .base import ItemTranslator  # a RecordedTranslator (not imported: it imports this module)
 
 log = logging.getLogger(__name__)
 BATCH = 65_536
@@ -61,7 +60,7 @@ class FileUse:
         return ", ".join(names[:limit]) + more
 
 
-def check_recorded(translator: "RecordedTranslator", suites: Mapping[str, "SuiteData"],
+def check_recorded(translator: "ItemTranslator", suites: Mapping[str, "SuiteData"],
                    targets: Mapping[str, tuple[str, ...]] | None = None) -> None:
     uses = file_uses(translator, suites, targets)
     missing: dict[str, int] = {}
@@ -81,7 +80,7 @@ def check_recorded(translator: "RecordedTranslator", suites: Mapping[str, "Suite
                     sum(missing.values()), where)
 
 
-def file_uses(translator: "RecordedTranslator", suites: Mapping[str, "SuiteData"],
+def file_uses(translator: "ItemTranslator", suites: Mapping[str, "SuiteData"],
               targets: Mapping[str, tuple[str, ...]] | None) -> dict[Path, FileUse]:
     """Each file the system reads, with the items it is read for (every suite and target language
     the system translates; files that do not exist fail here, naming the config field)."""
@@ -105,7 +104,7 @@ def file_uses(translator: "RecordedTranslator", suites: Mapping[str, "SuiteData"
                     use.items += group.height
                     if pairs:
                         table = translator.pairs(path)
-                        use.missing += sum(normal(s) not in table for s in group["source"].to_list())
+                        use.missing += sum(translator.normal(s) not in table for s in group["source"].to_list())
                     else:
                         use.lines.append(group["line"].to_numpy())
                         use.sources.append(group["source"].hash(seed=0).to_numpy())
@@ -113,7 +112,7 @@ def file_uses(translator: "RecordedTranslator", suites: Mapping[str, "SuiteData"
     return uses
 
 
-def one_target(translator: "RecordedTranslator", use: FileUse) -> None:
+def one_target(translator: "ItemTranslator", use: FileUse) -> None:
     path = use.path
     langs = use.targets()
     if len(langs) > 1:
@@ -124,7 +123,7 @@ def one_target(translator: "RecordedTranslator", use: FileUse) -> None:
             f"(system {translator.system!r})")
 
 
-def lines_agree(translator: "RecordedTranslator", use: FileUse) -> None:
+def lines_agree(translator: "ItemTranslator", use: FileUse) -> None:
     """No line of the file serves two different sources; it has as many lines as its sources."""
     path = use.path
     frame = pl.DataFrame({"line": np.concatenate(use.lines), "h": np.concatenate(use.sources),
@@ -148,7 +147,7 @@ def lines_agree(translator: "RecordedTranslator", use: FileUse) -> None:
                                   f"(system {translator.system!r})")
 
 
-def pairs_cover(translator: "RecordedTranslator", use: FileUse) -> None:
+def pairs_cover(translator: "ItemTranslator", use: FileUse) -> None:
     path = use.path
     if use.missing > MAX_MISSING * use.items:
         raise RecordedOutputError(
@@ -157,7 +156,7 @@ def pairs_cover(translator: "RecordedTranslator", use: FileUse) -> None:
             f"file of other items? (system {translator.system!r})")
 
 
-def in_its_language(translator: "RecordedTranslator", use: FileUse) -> None:
+def in_its_language(translator: "ItemTranslator", use: FileUse) -> None:
     path = use.path
     target = use.targets()[0]
     verdict = reads_as(sample(translator.translations(path)), target)

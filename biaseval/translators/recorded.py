@@ -82,6 +82,11 @@ class RecordedOptions(BaseModel):
 class RecordedTranslator(ItemTranslator):
     """Replays outputs recorded earlier, one line per source line."""
 
+    @staticmethod
+    def normal(text: str) -> str:
+        """A source as pairs files are matched on: runs of white space as one space, trimmed."""
+        return normal(text)
+
     Options = RecordedOptions
     options: RecordedOptions
 
