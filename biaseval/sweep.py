@@ -1003,6 +1003,7 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
         finally:
             if marker:
                 cache.unmark(marker)
+            run.remove_temporaries()  # left by workers killed mid-write (this driver holds the run's lock)
     for system in {t.system for t in tasks if t.kind == "send"}:
         cache.compact(prepared.live[system].identity)
     return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)

@@ -184,7 +184,9 @@ def test_a_timeout_is_retried(fake, make, transport):
     assert out[0].translation == T("slow text", "hi") and out[0].attempts == 2
     assert runner.requests == 2 and len(fake.requests) == 2
     first, second = fake.requests
-    assert first.done is None or second.at < first.done  # the client gave up, it did not wait for the answer
+    # the client gave up and asked again before the slow answer was due (over gRPC the server sees the
+    # cancellation, so when it stopped says nothing)
+    assert second.at < first.at + 2.0
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -92,7 +92,7 @@ def test_a_file_where_the_out_folder_should_be(tmp_path, data_dir):
 
 
 @pytest.mark.parametrize("size, where", [
-    ("64k", "a file of the run"),  # items.parquet, written by the driver, does not fit
+    ("64k", "/run/items.parquet"),  # items.parquet, written by the driver, does not fit
     ("300k", "/translations/system="),  # items fit; the workers' shards soon do not
 ])
 def test_disk_full_while_the_sweep_writes(tmp_path, data_dir, size, where):
