@@ -42,3 +42,11 @@ class DiskFullError(OutputError):
 
 class RunLockedError(BiasevalError):
     """Another biaseval driver holds the run's lock; the message names it (host, pid, since)."""
+
+
+class MissingExtra(ConfigError):
+    """A package an optional part of biaseval needs is not installed (a backend's client library, the
+    plotting or embedding extras)."""
+
+    def __init__(self, backend: str, extra: str, module: str):
+        super().__init__(f"backend {backend!r} needs {module!r}: pip install 'biaseval[{extra}]'")

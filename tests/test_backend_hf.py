@@ -416,7 +416,7 @@ class FakeIndicProcessor:
 def test_indictrans2_with_indic_processor(monkeypatch):
     from transformers import NllbTokenizer
 
-    import biaseval.translators.hf as hf_module
+    from biaseval.translators import hf as hf_module
 
     monkeypatch.setattr(hf_module, "import_indic_processor", lambda: (FakeIndicProcessor, "0-test"))
     codec = TextCodec(NllbTokenizer(), "indictrans2", {})

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Mapping, Sequence
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ConfigError
+from ..errors import ConfigError, MissingExtra  # noqa: F401  (MissingExtra: re-exported)
 from ..registry import Registry
 
 if TYPE_CHECKING:
@@ -32,13 +32,6 @@ if TYPE_CHECKING:
 
 class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class MissingExtra(ConfigError):
-    """A backend's client library is not installed."""
-
-    def __init__(self, backend: str, extra: str, module: str):
-        super().__init__(f"backend {backend!r} needs {module!r}: pip install 'biaseval[{extra}]'")
 
 
 class Translator(ABC):
