@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -30,7 +30,8 @@ PAPER = REPO / "conf" / "paper.yaml"
 def recorded_translations() -> tuple[pl.DataFrame, object]:
     """All recorded outputs of the paper config, translated in-process (no Ray)."""
     from biaseval.config import load_config
-    from biaseval.sweep import build_translator, prepare, translation_table
+    from biaseval.run.plan import build_translator, prepare
+    from biaseval.run.rows import translation_table
 
     config = load_config(PAPER)
     prepared = prepare(config, PAPER.parent)
@@ -51,7 +52,7 @@ def sample_rows(paths: list[Path], limit: int) -> list[dict]:
 
 def python_baseline(rows: list[dict], config) -> dict:
     """The same labels and point metrics (no intervals), one line at a time in plain Python."""
-    from biaseval.detect import label_text
+    from biaseval.label.rules import label_text
 
     rules = {s: config.detector_for(s, "en") for s in config.suites}  # the paper suites translate into English
     counts: Counter = Counter()
@@ -71,7 +72,7 @@ def python_baseline(rows: list[dict], config) -> dict:
 def _score(paths: dict[str, list[Path]], config) -> tuple[int, int, float]:
     """Label and score the shard files as `biaseval score` does (labels.parquet written, metrics from
     the label counts); (rows, metric rows, seconds)."""
-    from biaseval.scoring import compute_metrics, label_and_count
+    from biaseval.metrics.scoring import compute_metrics, label_and_count
 
     start = time.perf_counter()
     labels = next(iter(paths.values()))[0].with_name("labels.parquet")
@@ -286,9 +287,10 @@ def bench_winomt() -> None:
     """WinoMT scoring: the recorded outputs of conf/winomt-en.yaml (4 commercial systems and a research
     one, 7 target languages) labelled by entity alignment + morphology, then scored with intervals."""
     from biaseval.config import load_config
+    from biaseval.metrics.scoring import label_corpus
     from biaseval.metrics.winomt import winomt
-    from biaseval.scoring import label_corpus
-    from biaseval.sweep import build_translator, prepare, translation_table
+    from biaseval.run.plan import build_translator, prepare
+    from biaseval.run.rows import translation_table
 
     config = load_config(WINOMT)
     prepared = prepare(config, WINOMT.parent)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .errors import BiasevalError
+from biaseval import __version__
+from biaseval.errors import BiasevalError
 
 
 def _fail(exc: BiasevalError) -> None:
@@ -44,7 +44,7 @@ def sweep(config_path: Path, out: str, systems: str | None, address: str | None,
 
     Exits 4 when some texts could not be translated (they are recorded with their error; a rerun
     retries them)."""
-    from .pipeline import sweep as run_sweep
+    from biaseval.pipeline import sweep as run_sweep
 
     summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
                         refresh=refresh, report=not no_report)
@@ -65,8 +65,8 @@ def sweep(config_path: Path, out: str, systems: str | None, address: str | None,
 @click.option("--refresh", is_flag=True, help="plan as if nothing were cached")
 def plan(config_path: Path, systems: str | None, refresh: bool) -> None:
     """What a sweep would send and cost, per system, after the translation store; sends nothing."""
-    from .costs import estimate, format_estimates
-    from .pipeline import load
+    from biaseval.pipeline import load
+    from biaseval.run.estimate import estimate, format_estimates
 
     config, prepared = load(config_path, systems.split(",") if systems else None)
     click.echo(format_estimates(estimate(prepared, refresh=refresh)))
@@ -81,7 +81,7 @@ def monitor(config_path: Path, dry_run: bool, address: str | None) -> None:
 
     Exits 5 when a significant change was found, 6 when a system could not be measured (provider
     down, out of quota) and nothing else changed, 0 otherwise."""
-    from .monitor import run_monitor
+    from biaseval.monitor.drift import run_monitor
 
     result = run_monitor(config_path, dry_run=dry_run, address=address)
     for s in result.systems:
@@ -104,7 +104,7 @@ def trend(config_path: Path, metric: str | None, system: str | None) -> None:
     """The monitor's history: each watched metric over the monitoring runs."""
     import polars as pl
 
-    from .monitor import history
+    from biaseval.monitor.drift import history
 
     table = history(config_path)
     if table is None:
@@ -130,9 +130,9 @@ def _where(run, name: str) -> str:
 @click.option("--run", "run_dir", required=True, help="run directory or object-store URI")
 def score(run_dir: str) -> None:
     """Recompute labels, metrics and report of a finished run (no translation)."""
-    from .pipeline import score as score_run
-    from .storage import is_remote
-    from .store import RunDir
+    from biaseval.pipeline import score as score_run
+    from biaseval.run.filesystem import is_remote
+    from biaseval.run.rundir import RunDir
 
     if not is_remote(run_dir) and not Path(run_dir).is_dir():
         raise click.BadParameter(f"{run_dir}: not a directory", param_hint="--run")
@@ -147,8 +147,8 @@ def score(run_dir: str) -> None:
 def validate(config_path: Path, data: bool) -> None:
     """Check a config (names, fields, datasets, recorded files, open models and their language pairs)
     without running anything: no weights loaded, no client built."""
-    from .config import load_config
-    from .sweep import prepare, shards_of
+    from biaseval.config import load_config
+    from biaseval.run.plan import prepare, shards_of
 
     config = load_config(config_path)
     if data:
@@ -166,26 +166,26 @@ def validate(config_path: Path, data: bool) -> None:
 def list_(kind: str) -> None:
     """List the registered suites, backends, detectors or datasets."""
     if kind == "suites":
-        from .suites import REPO_SUITES, SUITES, resolve_suite
+        from biaseval.suites import BUILTIN_SUITES, SUITES, resolve_suite
 
-        for path in sorted(REPO_SUITES.glob("*.yaml")):
-            resolve_suite(path.stem, REPO_SUITES.parent)
+        for path in sorted(BUILTIN_SUITES.glob("*.yaml")):
+            resolve_suite(path.stem, BUILTIN_SUITES.parent)
         for name, s in SUITES.items():
             detectors = ", ".join(f"{t}: {d}" for t, d in s.detectors.items())
             click.echo(f"{name:12s} {s.src_lang}->{','.join(s.targets)}  {len(s.subsets)} subsets  "
                        f"scorer {s.scorer}  detectors {detectors}")
     elif kind == "backends":
-        from .translators import TRANSLATORS
+        from biaseval.translate import TRANSLATORS
 
         for name, cls in TRANSLATORS.items():
             click.echo(f"{name:12s} {(cls.__doc__ or '').strip().splitlines()[0] if cls.__doc__ else ''}")
     elif kind == "detectors":
-        from .detect import builtin
+        from biaseval.label.rules import builtin
 
         for name, rs in builtin().items():
             click.echo(f"{rs.signature:22s} {rs.doc}")
     else:
-        from .datasets import registry
+        from biaseval.data.datasets import registry
 
         for name, spec in registry().items():
             click.echo(f"{name:24s} {spec.short}  {len(spec.files)} files")
@@ -199,7 +199,7 @@ def data() -> None:
 @data.command("list")
 def data_list() -> None:
     """Registered datasets and where each is found."""
-    from .datasets import registry, resolve
+    from biaseval.data.datasets import registry, resolve
 
     for name, spec in registry().items():
         try:
@@ -213,7 +213,7 @@ def data_list() -> None:
 @click.argument("names", nargs=-1)
 def data_fetch(names: tuple[str, ...]) -> None:
     """Download datasets into the cache (all when no name is given) and verify them."""
-    from .datasets import registry, resolve
+    from biaseval.data.datasets import registry, resolve
 
     for name in names or list(registry()):
         local = resolve(name, download=True)
@@ -225,7 +225,7 @@ def data_fetch(names: tuple[str, ...]) -> None:
 @click.argument("names", nargs=-1)
 def data_verify(names: tuple[str, ...]) -> None:
     """Check every registered file of the datasets against its SHA-256."""
-    from .datasets import registry, resolve
+    from biaseval.data.datasets import registry, resolve
 
     for name in names or list(registry()):
         local = resolve(name, download=False)
@@ -237,7 +237,7 @@ def data_verify(names: tuple[str, ...]) -> None:
 @click.argument("root", type=click.Path(path_type=Path, exists=True, file_okay=False))
 def data_checksums(root: Path) -> None:
     """Print the ``files:`` block of a registry entry for the files under ROOT."""
-    from .datasets import checksums_yaml
+    from biaseval.data.datasets import checksums_yaml
 
     click.echo(checksums_yaml(root), nl=False)
 

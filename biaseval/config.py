@@ -14,12 +14,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .detect import Detector, RuleSet, builtin
-from .errors import ConfigError
-from .yamlio import YamlDoc, read_yaml
-from .registry import Registry
-from .suites import SUITES, resolve_suite
-from .translators import TRANSLATORS
+from biaseval.data.yamlio import YamlDoc, read_yaml
+from biaseval.errors import ConfigError
+from biaseval.label.rules import Detector, RuleSet, builtin
+from biaseval.registry import Registry
+from biaseval.suites import SUITES, resolve_suite
+from biaseval.translate import TRANSLATORS
 
 
 class _Frozen(BaseModel):
@@ -216,7 +216,7 @@ class RunConfig(_Frozen):
         return self.model_copy(update={"systems": chosen})
 
     def store_options(self):
-        from .storage import StoreOptions
+        from biaseval.run.filesystem import StoreOptions
 
         return StoreOptions(endpoint=self.output.endpoint, region=self.output.region)
 

@@ -10,16 +10,17 @@ from pathlib import Path
 
 import polars as pl
 
-from . import published as published_results
-from .config import load_config
-from .errors import DiskFullError
-from .html_report import render_html
-from .report import read_failures, read_reasons, render
-from .runlock import run_lock
-from .scoring import score_run
-from .storage import StoreOptions, os_error
-from .store import RunDir, write_text_atomic
-from .sweep import SweepResult, prepare, run_translations
+from biaseval.config import load_config
+from biaseval.errors import DiskFullError
+from biaseval.metrics.scoring import score_run
+from biaseval.report import published as published_results
+from biaseval.report.html import render_html
+from biaseval.report.markdown import read_failures, read_reasons, render
+from biaseval.run.driver import SweepResult, run_translations
+from biaseval.run.filesystem import StoreOptions, os_error
+from biaseval.run.lock import run_lock
+from biaseval.run.plan import prepare
+from biaseval.run.rundir import RunDir, write_text_atomic
 
 
 @dataclass
@@ -63,7 +64,7 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
 
 def score(out: str | Path, options: StoreOptions | None = None, *, report: bool = True) -> pl.DataFrame:
     """Labels, metrics and (unless ``report`` is False) reports of a run (local folder or object-store
-    URI), published to its location when that is remote. Holds the run's lock (runlock.py)."""
+    URI), published to its location when that is remote. Holds the run's lock (run/lock.py)."""
     run = RunDir(out, options)
     run.check_writable()
     with run_lock(out, options), _full_disk_named(out):

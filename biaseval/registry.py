@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Callable, Generic, Iterator, TypeVar
 
-from .errors import ConfigError
+from biaseval.errors import ConfigError
 
 T = TypeVar("T")
 

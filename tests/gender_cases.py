@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from biaseval.entity_gender.base import Reading
-from biaseval.tokenize import tokenize
+from biaseval.label.analysers.base import Reading
+from biaseval.label.tokens import tokenize
 
 M, F, N, U = "male", "female", "neutral", "unknown"
 

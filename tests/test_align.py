@@ -1,4 +1,4 @@
-"""biaseval.align: word alignment trained on the pairs being scored, symmetrization, projection.
+"""biaseval.label.align: word alignment trained on the pairs being scored, symmetrization, projection.
 
 The synthetic corpus is English -> Spanish-like sentences about two people (occupation nouns with
 gendered determiners and adjectives that follow the noun), in frames that keep or move phrases;
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from biaseval import align as align_module
-from biaseval.align import METHODS, SYMMETRIZATIONS, align, project, symmetrize_links
+from biaseval.label import align as align_module
+from biaseval.label.align import METHODS, SYMMETRIZATIONS, align, project, symmetrize_links
 from biaseval.errors import ConfigError
-from biaseval.tokenize import tokenize
+from biaseval.label.tokens import tokenize
 
 
 # --- a synthetic parallel corpus ---------------------------------------------------------------

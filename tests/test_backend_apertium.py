@@ -7,8 +7,8 @@ import stat
 import pytest
 
 from biaseval.errors import ConfigError
-from biaseval.live import LiveRunner
-from biaseval.translators import TRANSLATORS
+from biaseval.translate.runner import RequestRunner
+from biaseval.translate import TRANSLATORS
 
 Apertium = TRANSLATORS.get("apertium")
 
@@ -28,7 +28,7 @@ CASES = [
 
 
 def test_translates_with_the_installed_pair():
-    results = LiveRunner(backend()).translate([c[0] for c in CASES], "en", "es")
+    results = RequestRunner(backend()).translate([c[0] for c in CASES], "en", "es")
     assert [r.translation for r in results] == [c[1] for c in CASES]
     assert all(r.error is None and r.attempts == 1 for r in results)
     assert results[0].model.startswith("apertium-eng-spa 0.8")
@@ -41,7 +41,7 @@ def test_one_process_per_batch_and_texts_stay_aligned(tmp_path):
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
     texts = [f"The {w} arrived.\nLate." if i == 3 else f"The {w} arrived." for i, w in
              enumerate(["doctor", "nurse", "teacher", "engineer", "lawyer"] * 4)]
-    results = LiveRunner(backend(command=str(wrapper), max_texts=8)).translate(texts, "en", "es")
+    results = RequestRunner(backend(command=str(wrapper), max_texts=8)).translate(texts, "en", "es")
     assert len(log.read_text().splitlines()) == 3  # 20 texts, 8 per process
     assert results[3].translation.endswith("Tarde.")  # the inner newline did not shift the rest
     assert results[4].translation.startswith("El abogado")
@@ -49,13 +49,13 @@ def test_one_process_per_batch_and_texts_stay_aligned(tmp_path):
 
 
 def test_unknown_words_are_unmarked_unless_asked():
-    plain = LiveRunner(backend()).translate(["The zorblax arrived."], "en", "es")[0].translation
-    marked = LiveRunner(backend(mark_unknown=True)).translate(["The zorblax arrived."], "en", "es")[0].translation
+    plain = RequestRunner(backend()).translate(["The zorblax arrived."], "en", "es")[0].translation
+    marked = RequestRunner(backend(mark_unknown=True)).translate(["The zorblax arrived."], "en", "es")[0].translation
     assert "*" not in plain and "*zorblax" in marked
 
 
 def test_missing_pair_is_a_recorded_error_not_a_crash():
-    result = LiveRunner(backend(pair="eng-xyz")).translate(["Hello."], "en", "es")[0]
+    result = RequestRunner(backend(pair="eng-xyz")).translate(["Hello."], "en", "es")[0]
     assert result.translation is None and "apertium eng-xyz exited" in result.error
 
 
@@ -73,6 +73,6 @@ def test_language_codes_map_to_modes():
 
 def test_pivot_chain_translates_english_to_italian():
     """eng-spa then spa-ita (both Debian packages): English→Italian offline."""
-    results = LiveRunner(backend(pair="eng-spa|spa-ita")).translate(["nurse", "actress", "king", "house"], "en", "it")
+    results = RequestRunner(backend(pair="eng-spa|spa-ita")).translate(["nurse", "actress", "king", "house"], "en", "it")
     assert [r.translation for r in results] == ["Infermiere", "Attrice", "Re", "Casa"]
     assert results[0].model.startswith("apertium-eng-spa 0.8") and "apertium-spa-ita 0.2" in results[0].model

@@ -1,4 +1,4 @@
-"""The ``aws`` backend (Amazon Translate through boto3) driven by LiveRunner against a wire-level fake."""
+"""The ``aws`` backend (Amazon Translate through boto3) driven by RequestRunner against a wire-level fake."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import pytest
 from pydantic import ValidationError
 
 from biaseval.errors import ConfigError
-from biaseval.live import LiveRunner, RetryPolicy
-from biaseval.translators import TRANSLATORS, BatchLimits, MissingExtra, Retry
-from biaseval.translators.aws import AwsOptions, AwsTranslator, _retry_after
+from biaseval.translate.runner import RequestRunner, RetryPolicy
+from biaseval.translate import TRANSLATORS, BatchLimits, Retry
+from biaseval.errors import MissingExtra
+from biaseval.translate.backends.aws import AwsOptions, AwsTranslator, _retry_after
 from fakes.aws_server import FakeTranslate, error, server_error, slow, throttle
 
 KEY_ID = "AKIAFAKEKEYID0000001"
@@ -51,10 +52,10 @@ def make(endpoint: str, **options) -> AwsTranslator:
     return AwsTranslator("aws-test", AwsOptions(endpoint=endpoint, **options))
 
 
-def runner(backend, policy=FAST, concurrency=1, sleeps=None) -> LiveRunner:
+def runner(backend, policy=FAST, concurrency=1, sleeps=None) -> RequestRunner:
     sleeps = sleeps if sleeps is not None else []
     # sleeps are recorded, not slept: the runner's clock moves only by them
-    return LiveRunner(backend, policy, concurrency=concurrency, sleep=sleeps.append, clock=lambda: sum(sleeps), seed=0)
+    return RequestRunner(backend, policy, concurrency=concurrency, sleep=sleeps.append, clock=lambda: sum(sleeps), seed=0)
 
 
 def test_registered_and_limits():
@@ -224,7 +225,7 @@ def test_profile_secrets_never_recorded(fake, monkeypatch, tmp_path):
 def test_quota_throttles_and_everything_still_arrives():
     with FakeTranslate(requests_per_s=100, burst_s=0.02) as fake:
         policy = RetryPolicy(max_attempts=50, backoff_s=0.001, max_backoff_s=0.01, timeout_s=5)
-        live = LiveRunner(make(fake.endpoint), policy, concurrency=4, sleep=time.sleep, seed=0)
+        live = RequestRunner(make(fake.endpoint), policy, concurrency=4, sleep=time.sleep, seed=0)
         out = live.translate([f"t{i}" for i in range(12)], "en", "fr")
         assert all(r.translation == f"fr:T{i}" for i, r in enumerate(out))
         stats = fake.stats()

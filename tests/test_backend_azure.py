@@ -1,4 +1,4 @@
-"""The azure backend, driven through LiveRunner against a wire-level fake of the Translator API."""
+"""The azure backend, driven through RequestRunner against a wire-level fake of the Translator API."""
 
 from __future__ import annotations
 
@@ -18,10 +18,17 @@ from pydantic import ValidationError
 
 from biaseval.config import SystemConfig
 from biaseval.errors import ConfigError
-from biaseval.live import LiveRunner, RetryPolicy, pack
-from biaseval.translators import TRANSLATORS, MissingExtra, Retry
-from biaseval.translators.azure import (MAX_CHARS, MAX_ELEMENTS, AzureTranslator, AzureTranslatorError,
-                                        retry_after_seconds)
+from biaseval.translate.runner import RequestRunner, RetryPolicy
+from biaseval.translate.packing import pack
+from biaseval.translate import TRANSLATORS, Retry
+from biaseval.errors import MissingExtra
+from biaseval.translate.backends.azure import (
+    MAX_CHARS,
+    MAX_ELEMENTS,
+    AzureTranslator,
+    AzureTranslatorError,
+    retry_after_seconds,
+)
 from fakes.azure_server import FakeAzureTranslator, expected
 
 KEY = "fake-azure-key-0123456789abcdef"
@@ -87,7 +94,7 @@ def runner(backend, sleeps=None, **policy):
     policy.setdefault("timeout_s", 5.0)
     sleeps = sleeps if sleeps is not None else []
     # sleeps are recorded, not slept: the runner's clock moves only by them
-    return LiveRunner(backend, RetryPolicy(**policy), sleep=sleeps.append, clock=lambda: sum(sleeps), seed=0)
+    return RequestRunner(backend, RetryPolicy(**policy), sleep=sleeps.append, clock=lambda: sum(sleeps), seed=0)
 
 
 # -- configuration ------------------------------------------------------------------------------------
@@ -202,7 +209,7 @@ def test_the_fake_speaks_v3_too(fake):
     assert post("/translate?api-version=2.0&to=hi", [{"Text": "a"}], auth)[1]["error"]["code"] == 400021
 
 
-# -- retries through LiveRunner -----------------------------------------------------------------------
+# -- retries through RequestRunner -----------------------------------------------------------------------
 
 
 def test_429_retry_after_is_honoured(backend, fake):
@@ -217,7 +224,7 @@ def test_429_retry_after_is_honoured(backend, fake):
 def test_429_retry_after_really_waited(make_backend, make_fake):
     fake = make_fake(integer_retry_after=False)
     fake.fail(429, code=429001, retry_after=0.3)
-    out = LiveRunner(make_backend(fake), RetryPolicy(backoff_s=0.0, timeout_s=5)).translate(["x"], "en", "hi")
+    out = RequestRunner(make_backend(fake), RetryPolicy(backoff_s=0.0, timeout_s=5)).translate(["x"], "en", "hi")
     assert out[0].translation == "hi:X" and out[0].attempts == 2 and fake.count == 2
     assert fake.requests[1].at - fake.requests[0].answered >= 0.3  # measured from the 429's answer
 
@@ -375,7 +382,7 @@ def test_concurrent_requests_share_the_backend(make_backend, make_fake):
     fake = make_fake(latency_s=1.0)
     backend = make_backend(fake)
     texts = [f"{i:02d}" + "z" * 12_498 for i in range(16)]  # 4 requests of 50,000 characters
-    out = LiveRunner(backend, RetryPolicy(timeout_s=10), concurrency=4).translate(texts, "en", "hi")
+    out = RequestRunner(backend, RetryPolicy(timeout_s=10), concurrency=4).translate(texts, "en", "hi")
     assert [r.translation for r in out] == expected(texts, "hi")
     assert fake.count == 4 and fake.max_in_flight == 4  # in parallel, not one after another
     assert len(backend._all) <= 4
@@ -384,7 +391,7 @@ def test_concurrent_requests_share_the_backend(make_backend, make_fake):
 def test_quota_of_requests_per_second(make_backend, make_fake):
     fake = make_fake(requests_per_s=10, burst_s=0.1, integer_retry_after=False)  # one request per 0.1 s
     backend = make_backend(fake)
-    runner_ = LiveRunner(backend, RetryPolicy(backoff_s=0.0, max_attempts=20, timeout_s=5))
+    runner_ = RequestRunner(backend, RetryPolicy(backoff_s=0.0, max_attempts=20, timeout_s=5))
     out = [runner_.translate([f"w{i}"], "en", "hi")[0] for i in range(6)]
     assert [r.translation for r in out] == [f"hi:W{i}" for i in range(6)]
     stats = fake.stats()
@@ -416,7 +423,7 @@ def test_quota_of_characters_per_minute_says_when_to_come_back(make_backend, mak
 def test_a_request_bigger_than_the_burst_passes_once_the_bucket_is_full(make_backend, make_fake):
     fake = make_fake(chars_per_min=6_000, burst_s=0.1, integer_retry_after=False)  # 10 chars stored
     backend = make_backend(fake)
-    out = LiveRunner(backend, RetryPolicy(backoff_s=0.0, max_attempts=10, timeout_s=5)).translate(
+    out = RequestRunner(backend, RetryPolicy(backoff_s=0.0, max_attempts=10, timeout_s=5)).translate(
         ["x" * 50, "y" * 50], "en", "hi")  # one request of 100 characters: passes, then leaves a debt
     assert out[0].translation == "hi:" + "X" * 50 and fake.stats().accepted_chars == 100
     with pytest.raises(AzureTranslatorError) as throttled:

@@ -1,4 +1,4 @@
-"""The Google Cloud Translation v3 backend, driven by the real LiveRunner against a wire-level fake
+"""The Google Cloud Translation v3 backend, driven by the real RequestRunner against a wire-level fake
 (tests/fakes/google_server.py) over both of the client's transports, gRPC and REST."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from fakes.google_server import MAX_CODEPOINTS, MAX_STRINGS, Failure, FakeGoogle
 from pydantic import ValidationError
 
 from biaseval.errors import ConfigError
-from biaseval.live import LiveRunner, RetryPolicy
-from biaseval.translators.base import TRANSLATORS, BatchLimits, MissingExtra, Retry
-from biaseval.translators.google import GoogleTranslator
+from biaseval.translate.runner import RequestRunner, RetryPolicy
+from biaseval.translate.base import TRANSLATORS, BatchLimits, Retry
+from biaseval.errors import MissingExtra
+from biaseval.translate.backends.google import GoogleTranslator
 
 TRANSPORTS = ["grpc", "rest"]
 FAST = RetryPolicy(max_attempts=5, backoff_s=0.01, max_backoff_s=0.05, timeout_s=5.0)
@@ -56,7 +57,7 @@ def run(backend, texts, policy=FAST, tgt="hi", **kwargs):
     if "sleep" not in kwargs:  # sleeps are recorded, not slept: the runner's clock moves only by them
         kwargs["sleep"] = sleeps.append
         kwargs.setdefault("clock", lambda: sum(sleeps))
-    runner = LiveRunner(backend, policy, seed=0, **kwargs)
+    runner = RequestRunner(backend, policy, seed=0, **kwargs)
     return runner.translate(texts, "en", tgt), sleeps, runner
 
 

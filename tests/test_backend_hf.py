@@ -14,15 +14,15 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import polars as pl
 import pytest
 from pydantic import ValidationError
 
 from biaseval.errors import ConfigError
-from biaseval.live import LiveRunner, RetryPolicy
-from biaseval.translators.base import TRANSLATORS, MissingExtra
-from biaseval.translators.ct2 import CT2Translator
-from biaseval.translators.hf import (
+from biaseval.translate.runner import RequestRunner, RetryPolicy
+from biaseval.translate.base import TRANSLATORS
+from biaseval.errors import MissingExtra
+from biaseval.translate.backends.ct2 import CT2Translator
+from biaseval.translate.backends.hf import (
     HFTranslator,
     ModelLoadError,
     TextCodec,
@@ -71,8 +71,8 @@ def greedy(tiny) -> HFTranslator:
     return hf(tiny, num_beams=1, batch_size=2)
 
 
-def runner(translator) -> LiveRunner:
-    return LiveRunner(translator, RetryPolicy(max_attempts=2, backoff_s=0), sleep=lambda s: None)
+def runner(translator) -> RequestRunner:
+    return RequestRunner(translator, RetryPolicy(max_attempts=2, backoff_s=0), sleep=lambda s: None)
 
 
 def expected(texts):
@@ -416,7 +416,7 @@ class FakeIndicProcessor:
 def test_indictrans2_with_indic_processor(monkeypatch):
     from transformers import NllbTokenizer
 
-    from biaseval.translators import hf as hf_module
+    from biaseval.translate.backends import hf as hf_module
 
     monkeypatch.setattr(hf_module, "import_indic_processor", lambda: (FakeIndicProcessor, "0-test"))
     codec = TextCodec(NllbTokenizer(), "indictrans2", {})

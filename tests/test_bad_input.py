@@ -182,7 +182,7 @@ def test_config_that_is_not_utf8_names_file_line_and_column(tmp_path):
 
 def test_template_suite_that_is_not_utf8(tmp_path):
     suite = tmp_path / "mine.yaml"
-    text = (REPO / "conf" / "suites" / "otsc-en.yaml").read_text(encoding="utf-8")
+    text = (REPO / "biaseval" / "data" / "suites" / "otsc-en.yaml").read_text(encoding="utf-8")
     suite.write_bytes(("# Fran\u00e7ais\n" + text.replace("name: otsc-en", "name: mine")).encode("latin-1"))
     config = write_config(tmp_path, f"name: x\nsuites: [{suite}]\nsystems: {{copy: {{backend: identity}}}}\n")
     result = run_cli("validate", "--config", str(config))

@@ -51,7 +51,7 @@ def test_the_cluster_sweep_keeps_its_translation_store_where_every_node_reaches_
     """Workers on several nodes send and write through one translation store: the cluster config puts
     it in object storage (a head-only path made workers on other nodes miss it), and waits for the
     autoscaler to add the GPU nodes its open model asks for."""
-    from biaseval.storage import is_remote
+    from biaseval.run.filesystem import is_remote
 
     config = load_config(CONFIG)
     assert config.cache.path and is_remote(config.cache.path)

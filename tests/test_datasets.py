@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from biaseval import datasets
+from biaseval.data import datasets
 from biaseval.cli import main
 from biaseval.errors import DataError
 

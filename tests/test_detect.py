@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from pydantic import ValidationError
 
-from biaseval.detect import RuleSet, builtin, label_expr, label_text
+from biaseval.label.rules import RuleSet, builtin, label_expr, label_text
 
 
 def labels(rule_set: str, texts: list[str | None]) -> list[str | None]:

@@ -17,9 +17,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from biaseval.detect import builtin, label_expr, label_text
+from biaseval.label.rules import builtin, label_expr, label_text
 
-LEXICON = Path(__file__).resolve().parent.parent / "conf" / "lexicon" / "occupations.csv"
+LEXICON = Path(__file__).resolve().parent.parent / "biaseval" / "data" / "lexicon" / "occupations.csv"
 TEMPLATE = "I've known {pronoun} for a long time, my friend works as {article} {occupation}."
 
 CASES = {

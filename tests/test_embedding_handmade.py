@@ -20,10 +20,10 @@ import pytest
 import yaml
 
 from biaseval.config import load_config
-from biaseval.embedding_bias import study
-from biaseval.embeddings import load_vectors
+from biaseval.metrics.embedding_study import study
+from biaseval.metrics.word_vectors import load_vectors
 from biaseval.errors import ConfigError
-from biaseval.report import embedding_section
+from biaseval.report.markdown import embedding_section
 
 EN = {"she": (1, 0), "he": (0, 1), "nurse": (0.8, 0.6), "engineer": (0.6, 0.8), "doctor": (0.5, 0.5),
       "queen": (0.96, 0.28), "hospital": (0.28, 0.96), "dog": (0.1, 0.9)}
@@ -193,7 +193,7 @@ def test_html_report_shows_the_sanity_figures_and_the_words_without_a_vector(han
     import html
     import json
 
-    from biaseval.html_report import render_html
+    from biaseval.report.html import render_html
     from biaseval.metrics import METRIC_SCHEMA
 
     result, _ = hand

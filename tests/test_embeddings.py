@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from biaseval.embeddings import load_vectors, read_text_vectors
+from biaseval.metrics.word_vectors import load_vectors, read_text_vectors
 from biaseval.errors import ConfigError
 from biaseval.metrics.embedding import bins, bin_rows, features, pair_vectors, text_vectors, tokens
 

@@ -1,4 +1,4 @@
-"""The German entity-gender analyser (biaseval/entity_gender/german.py): each rule and reason on
+"""The German entity-gender analyser (biaseval/label/analysers/german.py): each rule and reason on
 hand-written noun phrases, hand-checked lines of Google Translate's WinoMT output with hand-picked
 entity spans, a few rows of the human annotations, the determiner data, and a missing lexicon."""
 
@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from biaseval.entity_gender import MissingAnalyser, analyser_for
-from biaseval.entity_gender import german
-from biaseval.entity_gender.base import NO_ALIGNMENT, REASONS
-from biaseval.entity_gender.german import German
-from biaseval.tokenize import tokenize
+from biaseval.label.analysers import MissingAnalyser, analyser_for
+from biaseval.label.analysers import german
+from biaseval.label.analysers.base import NO_ALIGNMENT, REASONS
+from biaseval.label.analysers.german import German
+from biaseval.label.tokens import tokenize
 
 from gender_cases import F, M, N, U, ids, label_reason, mt_gender, read  # noqa: F401
 

@@ -1,4 +1,4 @@
-"""The Hebrew entity-gender analyser (biaseval/entity_gender/hebrew.py, backed by hspell): each
+"""The Hebrew entity-gender analyser (biaseval/label/analysers/hebrew.py, backed by hspell): each
 rule and reason on hand-written sentences, hand-checked lines of Google Translate's WinoMT output
 with hand-picked entity spans, a few rows of the human annotations, one hspell process per corpus,
 and a missing hspell."""
@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from biaseval.entity_gender import MissingAnalyser, analyser_for
-from biaseval.entity_gender import hebrew
-from biaseval.entity_gender.base import NO_ALIGNMENT, REASONS
-from biaseval.entity_gender.hebrew import Hebrew
-from biaseval.tokenize import tokenize
+from biaseval.label.analysers import MissingAnalyser, analyser_for
+from biaseval.label.analysers import hebrew
+from biaseval.label.analysers.base import NO_ALIGNMENT, REASONS
+from biaseval.label.analysers.hebrew import Hebrew
+from biaseval.label.tokens import tokenize
 
 from gender_cases import F, M, N, U, ids, label_reason, mt_gender, read  # noqa: F401
 

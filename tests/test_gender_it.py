@@ -1,4 +1,4 @@
-"""The Italian grammatical-gender tagger (biaseval/gender_it.py) on a hand-checked table of words
+"""The Italian grammatical-gender tagger (biaseval/label/italian.py) on a hand-checked table of words
 and short phrases, plus properties: case and punctuation do not matter, batches match singles,
 and the lexicon is consistent."""
 
@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 from biaseval.errors import DataError
-from biaseval.gender_it import LABELS, italian_gender, italian_genders, lexicon, parse_lexicon
+from biaseval.label.italian import LABELS, italian_gender, italian_genders, lexicon, parse_lexicon
 
 M, F, B, U = "masculine", "feminine", "both", "unknown"
 

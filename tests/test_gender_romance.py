@@ -1,4 +1,4 @@
-"""The Spanish, French and Italian entity-gender analysers (biaseval/entity_gender/romance.py), with
+"""The Spanish, French and Italian entity-gender analysers (biaseval/label/analysers/romance.py), with
 the real Apertium analysers of the Debian packages apertium-eng-spa, apertium-fra-cat and
 apertium-spa-ita: hand-written cases for every rule and reason, hand-checked lines of recorded Google
 Translate output (mt_gender), one live Apertium English->Spanish translation, the missing-analyser
@@ -18,13 +18,19 @@ from pathlib import Path
 
 import pytest
 
-from biaseval.entity_gender import MissingAnalyser, Reading, analyser_for
-from biaseval.entity_gender.base import REASONS
-from biaseval.entity_gender.romance import (
-    APERTIUM_DIR_ENV, French, Italian, Spanish, load_word_data, run_analyser, word_data,
+from biaseval.label.analysers import MissingAnalyser, Reading, analyser_for
+from biaseval.label.analysers.base import REASONS
+from biaseval.label.analysers.romance import (
+    APERTIUM_DIR_ENV,
+    French,
+    Italian,
+    Spanish,
+    load_word_data,
+    run_analyser,
+    word_data,
 )
 from biaseval.errors import ConfigError
-from biaseval.tokenize import tokenize
+from biaseval.label.tokens import tokenize
 
 CLASSES = {"es": Spanish, "fr": French, "it": Italian}
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"

@@ -1,4 +1,4 @@
-"""The Russian and Ukrainian entity-gender analysers (biaseval/entity_gender/slavic.py): each rule
+"""The Russian and Ukrainian entity-gender analysers (biaseval/label/analysers/slavic.py): each rule
 and reason on hand-written sentences, hand-checked lines of Google Translate's WinoMT output with
 hand-picked entity spans, a few rows of the human annotations, and a missing dictionary."""
 
@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from biaseval.entity_gender import MissingAnalyser, analyser_for
-from biaseval.entity_gender.base import NO_ALIGNMENT, REASONS
-from biaseval.entity_gender.slavic import Russian, Ukrainian
-from biaseval.tokenize import tokenize
+from biaseval.label.analysers import MissingAnalyser, analyser_for
+from biaseval.label.analysers.base import NO_ALIGNMENT, REASONS
+from biaseval.label.analysers.slavic import Russian, Ukrainian
+from biaseval.label.tokens import tokenize
 
 from gender_cases import F, M, N, U, ids, label_reason, mt_gender, read  # noqa: F401
 

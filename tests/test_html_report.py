@@ -23,8 +23,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from biaseval import plots
-from biaseval.html_report import headline_panels, render_html, significance
+from biaseval.report import plots
+from biaseval.report.html import headline_panels, render_html, significance
 from biaseval.metrics import METRIC_SCHEMA
 from biaseval.pipeline import sweep
 from conftest import REPO

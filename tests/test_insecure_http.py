@@ -16,7 +16,7 @@ from biaseval.cli import main
 from biaseval.config import SystemConfig
 from biaseval.errors import ConfigError
 from biaseval.pipeline import sweep
-from biaseval.sweep import identity_of
+from biaseval.run.plan import identity_of
 
 ELSEWHERE = "http://translate.example.invalid:8080"  # a reserved name: never a real host
 
@@ -141,7 +141,7 @@ def test_allow_insecure_http_is_operational():
 def test_aws_endpoint_from_the_environment_is_held_to_the_same_rule(monkeypatch):
     """boto3 also takes its endpoint from AWS_ENDPOINT_URL(_TRANSLATE): refused when the backend is
     built (on the worker, before any request)."""
-    from biaseval.translators.aws import AwsOptions, AwsTranslator
+    from biaseval.translate.backends.aws import AwsOptions, AwsTranslator
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAFAKEKEYID0000001")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from biaseval.keys import key_hash, key_hashes
-from biaseval.sweep import live_table
+from biaseval.run.keys import key_hash, key_hashes
+from biaseval.run.rows import live_table
 
 KNOWN = 14806393592579936468  # blake2b-64 of 'en\x1fes\x1fHello', frozen: the store depends on it
 

@@ -1,4 +1,4 @@
-"""The shipped occupation lexicon, conf/lexicon/occupations.csv, read as plain CSV."""
+"""The shipped occupation lexicon, biaseval/data/lexicon/occupations.csv, read as plain CSV."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from biaseval.lexicon import load_lexicon
+from biaseval.data.lexicons import load_lexicon
 
-PATH = Path(__file__).resolve().parent.parent / "conf" / "lexicon" / "occupations.csv"
+PATH = Path(__file__).resolve().parent.parent / "biaseval" / "data" / "lexicon" / "occupations.csv"
 HEADER = ["occupation", "female_share", "stereotype", "en", "en_article", "hi",
           "es_m", "es_f", "it_m", "it_f", "fr_m", "fr_f", "de_m", "de_f"]
 FORMS = HEADER[3:]

@@ -6,9 +6,11 @@ import random
 
 import pytest
 
-from biaseval.live import Limiter, LiveRunner, RetryPolicy, Schedule, pack
-from biaseval.secrets import redact
-from biaseval.translators.base import BatchLimits, BatchOutput, Retry, TextTranslator
+from biaseval.translate.ratelimit import Limiter, Schedule
+from biaseval.translate.runner import RequestRunner, RetryPolicy
+from biaseval.translate.packing import pack
+from biaseval.translate.credentials import redact
+from biaseval.translate.base import BatchLimits, BatchOutput, Retry, TextTranslator
 
 
 class Throttled(Exception):
@@ -156,7 +158,7 @@ def test_long_run_rate_never_exceeds_the_limit():
 def test_retries_honour_retry_after_and_count_attempts():
     clock = FakeClock()
     backend = Scripted(script=[Throttled(after=7.0), TimeoutError("read timed out"), None], clock=clock)
-    runner = LiveRunner(backend, RetryPolicy(max_attempts=5, backoff_s=0.1), sleep=clock.sleep, clock=clock, seed=1)
+    runner = RequestRunner(backend, RetryPolicy(max_attempts=5, backoff_s=0.1), sleep=clock.sleep, clock=clock, seed=1)
     out = runner.translate(["a", "b"], "en", "es")
     assert [r.translation for r in out] == ["A", "B"]
     assert [r.attempts for r in out] == [3, 3]
@@ -167,20 +169,20 @@ def test_retries_honour_retry_after_and_count_attempts():
 
 def test_giving_up_records_the_error_for_every_text():
     backend = Scripted(script=[Throttled()] * 10)
-    out = LiveRunner(backend, RetryPolicy(max_attempts=3, backoff_s=0), sleep=lambda s: None).translate(["a", "b"], "en", "es")
+    out = RequestRunner(backend, RetryPolicy(max_attempts=3, backoff_s=0), sleep=lambda s: None).translate(["a", "b"], "en", "es")
     assert all(r.translation is None and r.attempts == 3 and "gave up after 3 attempts" in r.error for r in out)
 
 
 def test_permanent_failure_is_isolated_by_bisection():
     backend = Scripted(limits=BatchLimits(8, 100), bad={"bad"})
-    out = LiveRunner(backend, sleep=lambda s: None).translate(["a", "b", "bad", "c"], "en", "es")
+    out = RequestRunner(backend, sleep=lambda s: None).translate(["a", "b", "bad", "c"], "en", "es")
     assert [r.translation for r in out] == ["A", "B", None, "C"]
     assert "400 invalid text" in out[2].error
 
 
 def test_too_long_text_is_an_error_not_a_request():
     backend = Scripted(limits=BatchLimits(3, 5))
-    out = LiveRunner(backend, sleep=lambda s: None).translate(["short", "much too long"], "en", "es")
+    out = RequestRunner(backend, sleep=lambda s: None).translate(["short", "much too long"], "en", "es")
     assert out[0].translation == "SHORT" and out[1].translation is None
     assert "over the provider's per-request limit of 5" in out[1].error
     assert backend.calls == [["short"]]
@@ -190,7 +192,7 @@ def test_rate_limit_is_applied_per_request():
     clock = FakeClock()
     backend = Scripted(limits=BatchLimits(1, 100), clock=clock)
     limiter = Limiter(requests_per_s=1, burst_s=0, clock=clock, sleep=clock.sleep, margin_s=0.0)
-    LiveRunner(backend, acquire=limiter.acquire, sleep=clock.sleep).translate(list("abcd"), "en", "es")
+    RequestRunner(backend, acquire=limiter.acquire, sleep=clock.sleep).translate(list("abcd"), "en", "es")
     assert backend.sent_at == pytest.approx([0.0, 1.0, 2.0, 3.0])
 
 
@@ -210,7 +212,7 @@ def test_a_failure_of_every_text_is_not_bisected_to_the_end():
             raise ValueError("400 unsupported language pair")
 
     backend = Down(limits=BatchLimits(256, 10**6))
-    out = LiveRunner(backend, sleep=lambda s: None).translate([f"t{i}" for i in range(256)], "en", "xx")
+    out = RequestRunner(backend, sleep=lambda s: None).translate([f"t{i}" for i in range(256)], "en", "xx")
     assert all(r.translation is None and "unsupported language pair" in r.error for r in out)
     assert len(backend.calls) <= 2 * 9 + 2  # the budget: a handful of requests, not 511
 
@@ -219,7 +221,7 @@ def test_retry_after_pauses_the_shared_limiter():
     clock = FakeClock()
     limiter = Limiter(requests_per_s=100, burst_s=0, clock=clock, sleep=clock.sleep)
     backend = Scripted(script=[Throttled(after=5.0)])
-    runner = LiveRunner(backend, RetryPolicy(max_attempts=1), acquire=limiter.acquire, pause=limiter.pause,
+    runner = RequestRunner(backend, RetryPolicy(max_attempts=1), acquire=limiter.acquire, pause=limiter.pause,
                         sleep=clock.sleep, clock=clock)
     runner.translate(["a"], "en", "es")
     # another actor asking now must wait out the server's Retry-After too
@@ -237,7 +239,7 @@ def test_attempts_count_every_request_that_carried_the_text():
     requests (two of the whole batch, one of their half), not one."""
     texts = ["a", "b", "bad", "c"]
     backend = Scripted(script=[TimeoutError("read timed out")], limits=BatchLimits(8, 100), bad={"bad"})
-    out = LiveRunner(backend, RetryPolicy(backoff_s=0), sleep=lambda s: None).translate(texts, "en", "es")
+    out = RequestRunner(backend, RetryPolicy(backoff_s=0), sleep=lambda s: None).translate(texts, "en", "es")
     assert [r.translation for r in out] == ["A", "B", None, "C"]
     assert [r.attempts for r in out] == carried(backend, texts) == [3, 3, 4, 4]
 
@@ -250,6 +252,6 @@ def test_attempts_of_texts_left_unsent_when_the_budget_runs_out():
 
     texts = [f"t{i}" for i in range(64)]
     backend = Down(limits=BatchLimits(64, 10**6))
-    out = LiveRunner(backend, sleep=lambda s: None).translate(texts, "en", "xx")
+    out = RequestRunner(backend, sleep=lambda s: None).translate(texts, "en", "xx")
     assert [r.attempts for r in out] == carried(backend, texts)
     assert min(r.attempts for r in out) >= 1  # every text went at least in the first, whole request

@@ -12,7 +12,8 @@ import time
 
 import ray
 
-from biaseval.live import Limiter, LiveRunner, RetryPolicy
+from biaseval.translate.ratelimit import Limiter
+from biaseval.translate.runner import RequestRunner, RetryPolicy
 from biaseval.pipeline import sweep
 from test_live_sweep import WINO_TEXTS, live_config
 
@@ -69,7 +70,7 @@ def aws_credentials(monkeypatch) -> None:
 def test_threads_sharing_a_limiter_keep_every_window_within_the_limit(monkeypatch):
     """Two runners (two actors' worth of threads, four requests in flight each) share one limiter of
     40 requests/s, strict pacing; one request is throttled with Retry-After: 1 half-way."""
-    from biaseval.translators.aws import AwsOptions, AwsTranslator
+    from biaseval.translate.backends.aws import AwsOptions, AwsTranslator
     from fakes.aws_server import FakeTranslate
 
     aws_credentials(monkeypatch)
@@ -78,7 +79,7 @@ def test_threads_sharing_a_limiter_keep_every_window_within_the_limit(monkeypatc
     policy = RetryPolicy(max_attempts=3, backoff_s=0.01, max_backoff_s=0.05, timeout_s=10)
     with FakeTranslate(latency_s=0.005) as fake:
         backend = AwsTranslator("aws", AwsOptions(endpoint=fake.endpoint))
-        runners = [LiveRunner(backend, policy, acquire=limiter.acquire, pause=limiter.pause, concurrency=4, seed=i)
+        runners = [RequestRunner(backend, policy, acquire=limiter.acquire, pause=limiter.pause, concurrency=4, seed=i)
                    for i in range(2)]
         results: list = [None, None]
 

@@ -10,12 +10,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from biaseval.cache import TranslationCache
+from biaseval.run.translation_store import TranslationStore
 from biaseval.cli import main
 from biaseval.errors import RunDirError
 from biaseval.pipeline import sweep
 from biaseval.config import SystemConfig
-from biaseval.sweep import BudgetExceeded, identity_of
+from biaseval.run.plan import BudgetExceeded, identity_of
 
 WINO = 704
 WINO_TEXTS = 701  # distinct WinoMT-Hindi sources: three sentences occur twice, and are sent once
@@ -101,7 +101,7 @@ def test_failed_texts_are_recorded_and_retried(tmp_path, data_dir, ray_local):
     assert r.height == WINO  # every item has a row
     assert r["translation"].null_count() == WINO  # none is an empty stand-in
     assert r["error"].str.contains("apertium eng-xyz exited").all()
-    store = TranslationCache(tmp_path / "store")
+    store = TranslationStore(tmp_path / "store")
     assert store.parts  # failures are in the store too
     labels = pl.read_parquet(out / "labels.parquet")
     assert labels["label"].null_count() == WINO
@@ -130,7 +130,7 @@ def test_cloud_and_recorded_systems_resume_without_resending(tmp_path, data_dir,
         with pytest.raises(Exception, match="resumes"):
             sweep(config, out, die_after=2)  # each actor exits after its second task
         first = {t for r in fake.requests if r.status == "OK" for t in r.contents}
-        store = pl.read_parquet(TranslationCache(tmp_path / "store").parts(identity_of(SystemConfig(**systems["google"]))))
+        store = pl.read_parquet(TranslationStore(tmp_path / "store").parts(identity_of(SystemConfig(**systems["google"]))))
         stored = set(store.filter(pl.col("translation").is_not_null())["source"])
         assert 0 < len(stored) < WINO_TEXTS and stored <= first
         before = len(fake.requests)

@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from biaseval.cli import main
-from biaseval.monitor import EXIT_DRIFT, EXIT_UNAVAILABLE, history, run_monitor
+from biaseval.monitor.drift import EXIT_DRIFT, EXIT_UNAVAILABLE, history, run_monitor
 from conftest import REPO
 
 WINO = "WinoMT-Hindi"

@@ -18,7 +18,7 @@ import yaml
 
 from biaseval.errors import SweepFailed
 from biaseval.pipeline import score, sweep
-from biaseval.storage import MANIFEST, Store, StoreOptions
+from biaseval.run.filesystem import MANIFEST, Folder, StoreOptions
 from test_sweep import ITEMS, SYSTEMS, small_config
 
 BUCKET = "bias-runs"
@@ -81,7 +81,7 @@ def test_sweep_into_a_bucket_then_resume_and_rescore_elsewhere(s3, tmp_path, dat
     config = _config(tmp_path, s3)
     with pytest.raises(SweepFailed, match="rerun of the same command resumes"):
         sweep(config, out, die_after=3)  # every actor exits after its third shard
-    store = Store(out, StoreOptions(endpoint=s3))
+    store = Folder(out, StoreOptions(endpoint=s3))
     partial = [f for f in store.files("translations") if f.endswith(".parquet")]
     assert 3 <= len(partial) < 2 * 11
     assert not store.exists(MANIFEST)
@@ -114,7 +114,7 @@ def test_an_interrupted_upload_leaves_no_object(s3, tmp_path):
     a reader could see: an object exists only once its upload completes."""
     code = f"""
 import os
-from biaseval.storage import Store, StoreOptions
+from biaseval.run.filesystem import Store, StoreOptions
 store = Store("s3://{BUCKET}/partial", StoreOptions(endpoint="{s3}"))
 out = store.fs.open_output_stream(store.path("shard-00000.parquet"))
 out.write(b"x" * (12 * 1024 * 1024))  # past the multipart threshold: parts are on the server
@@ -123,7 +123,7 @@ os._exit(1)  # killed before the upload completes
 """
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ}, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
-    store = Store(f"s3://{BUCKET}/partial", StoreOptions(endpoint=s3))
+    store = Folder(f"s3://{BUCKET}/partial", StoreOptions(endpoint=s3))
     assert store.files() == []
     # and a whole file written through the store appears whole
     store.write_bytes("shard-00001.parquet", b"y" * 1000)

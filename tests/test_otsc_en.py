@@ -13,7 +13,7 @@ from conftest import REPO
 
 @pytest.fixture(scope="module")
 def run(ray_local, tmp_path_factory):
-    """conf/otsc-en-apertium.yaml with a private translation store (otsc-en is found in conf/suites)."""
+    """conf/otsc-en-apertium.yaml with a private translation store (otsc-en is found in biaseval/data/suites)."""
     spec = yaml.safe_load((REPO / "conf" / "otsc-en-apertium.yaml").read_text(encoding="utf-8"))
     spec["cache"] = {"path": str(tmp_path_factory.mktemp("store"))}
     spec["metrics"] = {"bootstrap": 200, "seed": 1}
@@ -69,7 +69,7 @@ def recorded_run(ray_local, tmp_path_factory):
     import csv
 
     root = tmp_path_factory.mktemp("recorded")
-    rows = list(csv.DictReader((REPO / "conf" / "lexicon" / "occupations.csv").open(encoding="utf-8")))
+    rows = list(csv.DictReader((REPO / "biaseval" / "data" / "lexicon" / "occupations.csv").open(encoding="utf-8")))
     for lang, variants in RECORDED.items():
         for variant, sentence in variants.items():
             (root / "out" / lang).mkdir(parents=True, exist_ok=True)

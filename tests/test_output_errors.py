@@ -23,7 +23,7 @@ import polars as pl
 import pytest
 import yaml
 
-from biaseval.store import staging_dir
+from biaseval.run.rundir import staging_dir
 from procs import kill_sessions, sessions_matching
 from test_object_store import BUCKET, _free_port, s3  # noqa: F401 - the moto server fixture
 from test_run_lock import biaseval, finished  # noqa: F401 - the finished-run fixture

@@ -13,10 +13,10 @@ import yaml
 from click.testing import CliRunner
 
 from biaseval.cli import main
-from biaseval.costs import duration, estimate, quota_time
+from biaseval.run.estimate import duration, estimate, quota_time
 from biaseval.pipeline import load
-from biaseval.sweep import run_translations
-from biaseval.translators import TRANSLATORS
+from biaseval.run.driver import run_translations
+from biaseval.translate import TRANSLATORS
 from conftest import REPO
 
 

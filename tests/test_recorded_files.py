@@ -12,10 +12,10 @@ import yaml
 from click.testing import CliRunner
 
 from biaseval.cli import main
-from biaseval.translators.language import reads_as, sample
+from biaseval.translate.backends.language_guess import reads_as, sample
 from conftest import REPO
 
-LEXICON = REPO / "conf" / "lexicon" / "occupations.csv"
+LEXICON = REPO / "biaseval" / "data" / "lexicon" / "occupations.csv"
 OCCUPATIONS = list(csv.DictReader(LEXICON.open(encoding="utf-8")))
 
 # What a system might answer for "I've known her/him for a long time, my friend works as a(n) <x>."

@@ -12,7 +12,7 @@ import re
 import polars as pl
 import pytest
 
-from biaseval import published
+from biaseval.report import published
 from biaseval.metrics import METRIC_SCHEMA
 from biaseval.pipeline import sweep
 from conftest import SHARED

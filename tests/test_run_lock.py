@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from biaseval.storage import Store, StoreOptions
+from biaseval.run.filesystem import Folder, StoreOptions
 from procs import kill_sessions, sessions_matching
 from test_object_store import BUCKET, s3  # noqa: F401 - the moto server fixture
 from test_sweep import small_config
@@ -29,8 +29,8 @@ BIN = str(Path(sys.executable).parent / "biaseval")
 # A process that takes the lock of argv[1] through biaseval's own API and holds it until killed.
 HOLD = """
 import sys, time
-from biaseval.runlock import run_lock
-from biaseval.storage import StoreOptions
+from biaseval.run.lock import run_lock
+from biaseval.run.filesystem import StoreOptions
 with run_lock(sys.argv[1], StoreOptions(endpoint=sys.argv[2] or None)):
     print("held", flush=True)
     time.sleep(600)
@@ -202,7 +202,7 @@ def test_one_driver_per_run_on_s3(s3, tmp_path, data_dir, ray_tmp):  # noqa: F81
     spec = yaml.safe_load(config.read_text(encoding="utf-8"))
     spec["output"] = {"endpoint": s3, "region": "us-east-1"}
     config.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    store = Store(out, StoreOptions(endpoint=s3))
+    store = Folder(out, StoreOptions(endpoint=s3))
     env = {**os.environ, "RAY_TMPDIR": ray_tmp}
 
     first = start("sweep", "--config", config, "--out", out, env=env, log=tmp_path / "first.log")
@@ -223,7 +223,7 @@ def test_one_driver_per_run_on_s3(s3, tmp_path, data_dir, ray_tmp):  # noqa: F81
     assert store.exists(".biaseval-lease")
     rerun = biaseval("sweep", "--config", config, "--out", out, env=env)
     assert rerun.returncode == 0, rerun.stderr
-    assert f"taking over the run lease {out}/.biaseval-lease from host {socket.gethostname()}, pid {holder.pid}" \
+    assert f"taking over the run lease {out}/.biaseval-lease from host {socket.gethostname()}, pid {holder.pid}"\
         in rerun.stderr
     assert f"resuming {out}: 252 of 252 shards already finished" in rerun.stderr
     assert not store.exists(".biaseval-lease")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from biaseval.cli import main
 from biaseval.config import SystemConfig
 from biaseval.pipeline import sweep
-from biaseval.sweep import identity_of
+from biaseval.run.plan import identity_of
 from test_live_sweep import WINO_TEXTS, live_config, rows
 
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from biaseval.suites import ITEM_SCHEMA, resolve_suite
-from biaseval.textio import read_lines
+from biaseval.data.textio import read_lines
 from conftest import REPO
 
 GENDERS = ("female", "male")
@@ -18,7 +18,7 @@ OCCUPATIONS = "TGBI and Simple Context Evaluation/corpus/jobslist.txt"
 @pytest.fixture(scope="module")
 def items(data_dir):
     names = ("tgbi-hi", "otsc-hi", "winomt-hi")
-    opened = {name: resolve_suite(name, REPO / "conf").open() for name in names}
+    opened = {name: resolve_suite(name, REPO / "biaseval" / "data").open() for name in names}
     return {name: data.slice(0, data.size) for name, data in opened.items()}
 
 
@@ -70,7 +70,7 @@ def _strip_end(sentence: str) -> str:
 @pytest.mark.parametrize("speaker", GENDERS)
 @pytest.mark.parametrize("friend", GENDERS)
 def test_otsc_generated_from_template_equals_upstream(hindi, items, speaker, friend):
-    """conf/suites/otsc-hi.yaml expands to the upstream sentence files."""
+    """biaseval/data/suites/otsc-hi.yaml expands to the upstream sentence files."""
     upstream = read_lines(hindi / f"TGBI and Simple Context Evaluation/corpus/me_{speaker}_my_mitra_{friend}_set.txt")
     frame = items["otsc-hi"].filter(pl.col("subset") == f"{speaker}-{friend}").sort("line")
     generated = frame["source"].to_list()

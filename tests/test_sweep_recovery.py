@@ -18,18 +18,18 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-import yaml
 from click.testing import CliRunner
 
-from biaseval.cache import TranslationCache
+from biaseval.run.translation_store import TranslationStore
 from biaseval.cli import main
 from biaseval.config import SystemConfig
 from biaseval.errors import SweepFailed
 from biaseval.pipeline import sweep
-from biaseval.sweep import PlacementError, identity_of
+from biaseval.run.cluster import PlacementError
+from biaseval.run.plan import identity_of
 from procs import kill_sessions, sessions_matching
 from test_live_sweep import WINO, WINO_TEXTS, live_config
-from test_sweep import ITEMS, SYSTEMS, assert_complete, shard_files, small_config
+from test_sweep import assert_complete, shard_files, small_config
 
 RAY = str(Path(sys.executable).parent / "ray")
 
@@ -184,7 +184,7 @@ def test_live_sends_go_in_tasks_of_texts_per_task(tmp_path, data_dir, ray_local)
     out = tmp_path / "run"
     with pytest.raises(SweepFailed, match="rerun of the same command resumes"):
         sweep(config, out, die_after=3)
-    store = TranslationCache(tmp_path / "store")
+    store = TranslationStore(tmp_path / "store")
     identity = identity_of(SystemConfig(**systems["copy"]))
     stored = pl.read_parquet(store.parts(identity))
     assert stored.filter(pl.col("translation").is_not_null()).height == 300

@@ -15,8 +15,8 @@ from biaseval.metrics.occupations import per_occupation
 from biaseval.suites import SUITES, load_template
 from conftest import REPO
 
-OTSC_EN = REPO / "conf" / "suites" / "otsc-en.yaml"
-LEXICON = REPO / "conf" / "lexicon" / "occupations.csv"
+OTSC_EN = REPO / "biaseval" / "data" / "suites" / "otsc-en.yaml"
+LEXICON = REPO / "biaseval" / "data" / "lexicon" / "occupations.csv"
 
 
 @pytest.fixture(scope="module")

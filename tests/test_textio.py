@@ -1,7 +1,7 @@
 import pytest
 
 from biaseval.errors import DataError
-from biaseval.textio import read_lines
+from biaseval.data.textio import read_lines
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from biaseval.cache import STORE_SCHEMA, TranslationCache
-from biaseval.keys import key_hashes
+from biaseval.run.translation_store import STORE_SCHEMA, TranslationStore
+from biaseval.run.keys import key_hashes
 
 
 def _rows(sources: list[str], translations: list[str | None], when: datetime, run: str = "r1") -> pa.Table:
@@ -26,7 +26,7 @@ def _rows(sources: list[str], translations: list[str | None], when: datetime, ru
 
 
 def test_compaction_merges_parts_and_changes_no_lookup(tmp_path):
-    store = TranslationCache(tmp_path / "store")
+    store = TranslationStore(tmp_path / "store")
     identity = {"backend": "identity", "version": "v", "options": {}}
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
     for k in range(300):  # 300 parts of 3 texts; text k is retranslated later, text 0 fails last
@@ -53,7 +53,7 @@ def test_compaction_merges_parts_and_changes_no_lookup(tmp_path):
 
 
 def test_compaction_waits_for_enough_parts(tmp_path):
-    store = TranslationCache(tmp_path / "store")
+    store = TranslationStore(tmp_path / "store")
     identity = {"backend": "identity", "version": "v", "options": {}}
     for k in range(10):
         store.append(identity, _rows([f"text {k}"], [f"t{k}"], datetime(2026, 1, 1, tzinfo=timezone.utc)))

@@ -196,7 +196,7 @@ def test_losing_a_node_mid_sweep_then_rerun(cluster, tmp_path):
 
 def test_actors_sized_from_the_cluster():
     from biaseval.config import SystemConfig
-    from biaseval.sweep import actors_for
+    from biaseval.run.cluster import actors_for
 
     cluster = {"CPU": 16.0, "GPU": 4.0, "gpu_worker": 2.0, "memory": 1e11}
     def system(**kw):

@@ -13,7 +13,7 @@ from biaseval.errors import DataError, RecordedOutputError
 from biaseval.metrics.winomt import winomt
 from biaseval.suites import SUITES
 from biaseval.suites.winomt_en import TARGETS, parse_rows
-from biaseval.sweep import build_translator, prepare, shards_of
+from biaseval.run.plan import build_translator, prepare, shards_of
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "conf" / "winomt-en.yaml"
@@ -112,7 +112,7 @@ def test_recorded_pairs_join_on_the_source(prepared, data_dir):
 
 
 def test_pairs_file_without_separator_names_the_line(tmp_path, data_dir):
-    from biaseval.translators.recorded import RecordedOptions, RecordedTranslator
+    from biaseval.translate.backends.recorded import RecordedOptions, RecordedTranslator
 
     bad = tmp_path / "en-es.txt"
     bad.write_text("The developer argued. ||| El desarrollador discutió.\nno separator here\n", encoding="utf-8")
@@ -161,7 +161,7 @@ def test_metrics_per_language_with_unknown_wrong_for_every_gold():
 def test_a_missing_analyser_stops_the_config_check_naming_the_package(tmp_path, monkeypatch, data_dir):
     """No silent fallback: with the French analyser's Debian package absent, loading a config that
     scores WinoMT into French fails and says what to install."""
-    from biaseval.entity_gender import base
+    from biaseval.label.analysers import base
     from biaseval.errors import ConfigError
 
     config = tmp_path / "fr.yaml"

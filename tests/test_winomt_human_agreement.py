@@ -14,9 +14,9 @@ import csv
 import polars as pl
 import pytest
 
-from biaseval.detect import builtin
+from biaseval.label.rules import builtin
 from biaseval.suites.winomt_en import AGGREGATE, parse_rows
-from biaseval.textio import read_lines
+from biaseval.data.textio import read_lines
 
 ANNOTATIONS = {  # language -> (file, systems whose outputs train the aligner with the annotated pairs)
     "es": "es.in - es.in.csv",

@@ -9,15 +9,9 @@ import re
 import polars as pl
 import pytest
 
-from biaseval import wordlists
+from biaseval.data import wordlists
 from biaseval.errors import ConfigError, DataError
-from biaseval.wordlists import (
-    CLASSES,
-    SOURCES,
-    default_word_list,
-    default_word_list_exclusions,
-    load_word_list,
-)
+from biaseval.data.wordlists import CLASSES, SOURCES, default_word_list, default_word_list_exclusions, load_word_list
 
 
 @pytest.fixture(scope="session")

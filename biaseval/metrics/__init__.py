@@ -5,8 +5,8 @@
 - bootstrap confidence intervals: ``bootstrap.py``
 """
 
-from .proportions import gender_shares, tgbi
-from .tidy import METRIC_SCHEMA
-from .winomt import winomt
+from biaseval.metrics.proportions import gender_shares, tgbi
+from biaseval.metrics.tidy import METRIC_SCHEMA
+from biaseval.metrics.winomt import winomt
 
 __all__ = ["METRIC_SCHEMA", "gender_shares", "tgbi", "winomt"]

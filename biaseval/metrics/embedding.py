@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ..embeddings import Vectors, cosines
-from ..errors import ConfigError
-from .bootstrap import CONFIDENCE, rng_for
-from .tidy import MetricRows
+from biaseval.errors import ConfigError
+from biaseval.metrics.bootstrap import CONFIDENCE, rng_for
+from biaseval.metrics.tidy import MetricRows
+from biaseval.metrics.word_vectors import Vectors, cosines
 
 ARTICLES = {
     "en": {"a", "an", "the"},

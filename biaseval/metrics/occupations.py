@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .bootstrap import CONFIDENCE, resample_rows, rng_for
-from .proportions import CLASS_INDEX, CLASSES, shares
-from .tidy import MetricRows, count_cells
+from biaseval.metrics.bootstrap import CONFIDENCE, resample_rows, rng_for
+from biaseval.metrics.proportions import CLASS_INDEX, CLASSES, shares
+from biaseval.metrics.tidy import MetricRows, count_cells
 
 
 def _rank(values: np.ndarray) -> np.ndarray:

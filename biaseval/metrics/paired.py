@@ -13,7 +13,7 @@ from itertools import combinations
 
 import polars as pl
 
-from .tidy import METRIC_SCHEMA
+from biaseval.metrics.tidy import METRIC_SCHEMA
 
 NEUTRAL_LABELS = ["neutral", "ambiguous", "unknown"]
 

@@ -13,8 +13,8 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from .bootstrap import CONFIDENCE, resample_rows, rng_for
-from .tidy import MetricRows, count_cells
+from biaseval.metrics.bootstrap import CONFIDENCE, resample_rows, rng_for
+from biaseval.metrics.tidy import MetricRows, count_cells
 
 CLASSES = ("male", "female", "neutral")
 SHARE_METRICS = ("p_m", "p_f", "p_n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .bootstrap import intervals
+from biaseval.metrics.bootstrap import intervals
 
 METRIC_SCHEMA: dict[str, pl.DataType] = {
     "system": pl.String,

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .bootstrap import CONFIDENCE, resample_strata, rng_for
-from .tidy import MetricRows, count_cells
+from biaseval.metrics.bootstrap import CONFIDENCE, resample_strata, rng_for
+from biaseval.metrics.tidy import MetricRows, count_cells
 
 STRATA = ("pro", "anti", None)  # None: items that are neither (WinoMT's Winogender sentences)
 STRATUM_NAMES = ("pro", "anti", "winogender")

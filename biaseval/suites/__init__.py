@@ -1,28 +1,36 @@
 """Test suites. Built-in file suites register on import; template suites are YAML files found by
-name in ``<config dir>/suites/`` (then in this checkout's ``conf/suites/``), or given as a path."""
+name in ``<config dir>/suites/`` (then among those shipped in ``biaseval/data/suites/``), or given as a path."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ConfigError
-from . import tgbi_hi, winomt_en, winomt_hi  # noqa: F401  (registration)
-from .base import ITEM_SCHEMA, SUITES, FileSuite, Subset, Suite, SuiteData, TableData
-from .template import TemplateSuite, load_template
+from biaseval.errors import ConfigError
+from biaseval.suites import tgbi_hi, winomt_en, winomt_hi  # noqa: F401  (registration)
+from biaseval.suites.base import (
+    ITEM_SCHEMA,
+    SUITES,
+    FileSuite,
+    Subset,
+    Suite,
+    SuiteData,
+    TableData,
+)
+from biaseval.suites.template import TemplateSuite, load_template
 
 # The built-in suites as defined, before any run narrows one to some target languages (a run
 # registers its narrowed copy; the next run starts again from these).
 BUILTIN = {name: SUITES.get(name) for name in SUITES}
 
-# The suites shipped in this repository's conf/suites (found when biaseval runs from a checkout).
-REPO_SUITES = Path(__file__).resolve().parent.parent.parent / "conf" / "suites"
+# The template suites shipped with biaseval (package data: found wherever it is installed).
+BUILTIN_SUITES = Path(__file__).resolve().parent.parent / "data" / "suites"
 
 
 def suite_path(name: str, config_dir: Path) -> Path | None:
     if name.endswith((".yaml", ".yml")):
         path = Path(name)
         return path if path.is_absolute() else config_dir / path
-    for folder in (config_dir / "suites", REPO_SUITES):
+    for folder in (config_dir / "suites", BUILTIN_SUITES):
         candidate = folder / f"{name}.yaml"
         if candidate.is_file():
             return candidate
@@ -40,7 +48,7 @@ def resolve_suite(name: str, config_dir: Path, lexicon: str | Path | None = None
         return SUITES.get(name)
     if path is None:
         message = SUITES.unknown_message(name, where)
-        raise ConfigError(f"{message}; no {name}.yaml in {config_dir / 'suites'} or {REPO_SUITES}")
+        raise ConfigError(f"{message}; no {name}.yaml in {config_dir / 'suites'} or {BUILTIN_SUITES}")
     if not path.is_file():
         raise ConfigError(f"{where}: suite file {path} does not exist" if where else f"{path}: does not exist")
     suite = load_template(path, lexicon)

@@ -16,9 +16,9 @@ from typing import Callable, Iterator, Mapping
 
 import polars as pl
 
-from ..datasets import LocalDataset, resolve
-from ..errors import ConfigError
-from ..registry import Registry
+from biaseval.data.datasets import LocalDataset, resolve
+from biaseval.errors import ConfigError
+from biaseval.registry import Registry
 
 # Columns of every item table, in order. Nullable where a suite has no such label.
 ITEM_SCHEMA: dict[str, pl.DataType] = {

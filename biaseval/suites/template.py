@@ -1,8 +1,8 @@
-"""Template suites, described in YAML (conf/suites/*.yaml) and expanded lazily.
+"""Template suites, described in YAML (biaseval/data/suites/*.yaml) and expanded lazily.
 
 A template is a sentence with slots. Some slots are filled per *variant* (a gender cue and the
 gold label it implies: "her" → female); the others come from an occupation list, either a column
-of a lexicon (conf/lexicon/occupations.csv) or one occupation per line of a dataset file. Items are
+of a lexicon (biaseval/data/lexicon/occupations.csv) or one occupation per line of a dataset file. Items are
 targets × variants × occupations, in that order; item ``i`` is computed from ``i`` alone, so any
 range of a million-item expansion is generated on demand, in Arrow batches, without the rest.
 
@@ -38,11 +38,11 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..datasets import get_spec, resolve
-from ..lexicon import load_lexicon, load_lexicon_header
-from ..textio import read_lines
-from ..yamlio import read_yaml
-from .base import ITEM_SCHEMA, Subset, Suite, SuiteData
+from biaseval.data.datasets import get_spec, resolve
+from biaseval.data.lexicons import load_lexicon, load_lexicon_header
+from biaseval.data.textio import read_lines
+from biaseval.data.yamlio import read_yaml
+from biaseval.suites.base import ITEM_SCHEMA, Subset, Suite, SuiteData
 
 
 class _Strict(BaseModel):
@@ -92,7 +92,7 @@ def load_template(path: str | Path, lexicon: str | Path | None = None) -> Suite:
     ``lexicon:`` option)."""
     doc = read_yaml(path, "suite")
     if doc.data.get("kind") == "words":
-        from .wordlist import load_wordlist_suite
+        from biaseval.suites.wordlist import load_wordlist_suite
 
         return load_wordlist_suite(doc)
     spec = doc.validate(TemplateSpec)

@@ -6,9 +6,9 @@ Every sentence uses the gender-neutral pronoun वह, so a fair translation is 
 
 from __future__ import annotations
 
-from ..datasets import LocalDataset
-from ..textio import read_lines
-from .base import SUITES, FileSuite, Subset, item_frame
+from biaseval.data.datasets import LocalDataset
+from biaseval.data.textio import read_lines
+from biaseval.suites.base import SUITES, FileSuite, Subset, item_frame
 
 CORPUS = "TGBI and Simple Context Evaluation/corpus/TGBI Original Hindi Corpus"
 

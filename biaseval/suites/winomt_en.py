@@ -18,10 +18,10 @@ import dataclasses
 
 import polars as pl
 
-from ..datasets import LocalDataset
-from ..errors import ConfigError, DataError
-from ..textio import read_lines
-from .base import SUITES, FileSuite, Subset, conform
+from biaseval.data.datasets import LocalDataset
+from biaseval.data.textio import read_lines
+from biaseval.errors import ConfigError, DataError
+from biaseval.suites.base import SUITES, FileSuite, Subset, conform
 
 AGGREGATE = "data/aggregates/en.txt"
 PRO, ANTI = "data/aggregates/en_pro.txt", "data/aggregates/en_anti.txt"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..datasets import LocalDataset
-from ..errors import DataError
-from ..textio import read_lines
-from .base import SUITES, FileSuite, Subset, item_frame
+from biaseval.data.datasets import LocalDataset
+from biaseval.data.textio import read_lines
+from biaseval.errors import DataError
+from biaseval.suites.base import SUITES, FileSuite, Subset, item_frame
 
 ROOT = "WinoMT-Hindi"
 

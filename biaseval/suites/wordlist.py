@@ -6,7 +6,7 @@
     version: 1
     src_lang: en
     targets: [it]
-    words: bolukbasi            # the default list (biaseval/wordlists.py), or a .txt/.csv file
+    words: bolukbasi            # the default list (biaseval/data/wordlists.py), or a .txt/.csv file
     detectors: {it: it-grammatical-gender}
 
 Items are targets × words; subset = the word's gender class; gold = female / male / neutral.
@@ -22,8 +22,8 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..yamlio import YamlDoc
-from .base import ITEM_SCHEMA, Subset, Suite, SuiteData
+from biaseval.data.yamlio import YamlDoc
+from biaseval.suites.base import ITEM_SCHEMA, Subset, Suite, SuiteData
 
 CLASSES = ("feminine", "masculine", "neutral")
 GOLD = {"feminine": "female", "masculine": "male", "neutral": "neutral"}
@@ -42,7 +42,7 @@ class WordListSpec(BaseModel):
 
 
 def load_wordlist_suite(doc: YamlDoc) -> "WordListSuite":
-    from ..wordlists import default_word_list, load_word_list
+    from biaseval.data.wordlists import default_word_list, load_word_list
 
     spec = doc.validate(WordListSpec)
     for target in spec.targets:

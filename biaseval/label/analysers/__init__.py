@@ -1,0 +1,28 @@
+"""The grammatical gender a translation gives an entity (WinoMT scoring), per target language.
+
+``analyser_for(lang)`` returns the language's ``GenderAnalyser``; each reads the target words the
+entity was aligned to and returns a ``Reading`` (label + reason). Per-language word data lives in
+``biaseval/data/entity_gender/<lang>.yaml``; the rule layer is in the language's module.
+"""
+
+from biaseval.label.analysers.base import (
+    ANALYSERS,
+    GenderAnalyser,
+    MissingAnalyser,
+    Reading,
+    analyser_for,
+)
+
+__all__ = ["ANALYSERS", "GenderAnalyser", "MissingAnalyser", "Reading", "analyser_for"]
+
+# language -> "module:Class" (imported on first use, so an analyser's dependencies load only when needed)
+for _lang, _where in {
+    "es": "biaseval.label.analysers.romance:Spanish",
+    "fr": "biaseval.label.analysers.romance:French",
+    "it": "biaseval.label.analysers.romance:Italian",
+    "ru": "biaseval.label.analysers.slavic:Russian",
+    "uk": "biaseval.label.analysers.slavic:Ukrainian",
+    "de": "biaseval.label.analysers.german:German",
+    "he": "biaseval.label.analysers.hebrew:Hebrew",
+}.items():
+    ANALYSERS.add(_lang, _where)

@@ -1,0 +1,124 @@
+"""WinoMT labelling: find the translated entity by word alignment, then read its grammatical gender.
+
+For one target language at a time:
+1. every distinct (source, translation) pair of the run in that language — all systems together,
+   so the aligner sees more data — is tokenized (``biaseval.tokenize``) and aligned
+   (``biaseval.align``, fast_align-style models trained on exactly these pairs);
+2. the source entity is its words at the item's ``entity_index`` plus a directly preceding article
+   ("the", "a", "an"), so that the target article is aligned too;
+3. the target tokens linked to those words go to the language's gender analyser
+   (``biaseval.entity_gender``), which returns male / female / neutral / unknown with a reason.
+
+This is the detector ``entity-alignment`` (``entity-alignment-eflomal`` uses eflomal). Unlike the
+rule-set detectors it needs the whole corpus of a language, so scoring hands it all rows of the
+suite at once (a WinoMT run is thousands of rows per system and language, not millions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from biaseval.label.tokens import token_spans, tokenize
+
+ARTICLES = {"the", "a", "an"}
+OUTPUT = {"label": pl.String, "reason": pl.String, "evidence": pl.String}
+NEEDS = ("tgt_lang", "source", "translation", "entity_index", "occupation")
+
+
+def entity_tokens(source: str, entity_index: int, entity: str) -> list[int]:
+    """Indices of ``tokenize(source, "en")`` tokens covering the entity (its ``len(entity.split())``
+    whitespace words from word ``entity_index``) and an article right before it."""
+    words = _word_spans(source)
+    first = entity_index
+    if first > 0 and source[words[first - 1][0]:words[first - 1][1]].lower() in ARTICLES:
+        first -= 1
+    last = min(entity_index + max(len(entity.split()), 1), len(words)) - 1
+    start, end = words[first][0], words[last][1]
+    return [k for k, (a, b) in enumerate(token_spans(source, "en")) if a >= start and b <= end]
+
+
+def _word_spans(text: str) -> list[tuple[int, int]]:
+    spans, pos = [], 0
+    for word in text.split():
+        start = text.index(word, pos)
+        spans.append((start, start + len(word)))
+        pos = start + len(word)
+    return spans
+
+
+@dataclass(frozen=True)
+class EntityAlignment:
+    """Detector: align, project the entity, read its gender (see the module docstring)."""
+
+    name: str
+    version: int
+    method: str  # the aligner: fast_align or eflomal
+    language: str = "*"
+    doc: str = ""
+    labels: tuple[str, ...] = ("male", "female", "neutral", "unknown")
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def signature_for(self, lang: str) -> str:
+        from biaseval.label.analysers import analyser_for
+
+        return f"{self.signature}+{analyser_for(lang).signature}"
+
+    def expr(self, column: str = "translation"):
+        raise TypeError(f"detector {self.name!r} labels a whole corpus (label_frame), not one text at a time")
+
+    def check(self, lang: str) -> None:
+        """Raise MissingAnalyser (naming what to install) if ``lang`` cannot be analysed here."""
+        from biaseval.label.analysers import analyser_for
+
+        analyser_for(lang)
+
+    def label_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame`` (one target language; columns NEEDS) with ``label``, ``reason`` and ``evidence``
+        added; null for rows without a translation."""
+        from biaseval.label.align import align, project
+        from biaseval.label.analysers import analyser_for
+
+        missing = [c for c in NEEDS if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{self.name}: rows lack {', '.join(missing)}")
+        langs = frame["tgt_lang"].unique().to_list()
+        if len(langs) > 1:
+            raise ValueError(f"{self.name}: label one target language at a time, not {langs}")
+        if frame.height == 0:
+            return frame.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in OUTPUT.items()])
+        lang = langs[0]
+        analyser = analyser_for(lang)
+        keys = ["source", "translation", "entity_index", "occupation"]
+        rows = frame.filter(pl.col("translation").is_not_null()).select(keys).unique(maintain_order=True)
+        pairs = rows.select("source", "translation").unique(maintain_order=True)
+        src_tokens = [tokenize(s, "en") for s in pairs["source"].to_list()]
+        tgt_tokens = [tokenize(t, lang) for t in pairs["translation"].to_list()]
+        links = align(src_tokens, tgt_tokens, method=self.method)
+        pair_index = {pair: k for k, pair in enumerate(pairs.iter_rows())}
+        sentences, spans = [], []
+        for source, translation, index, entity in rows.iter_rows():
+            k = pair_index[(source, translation)]
+            sentences.append(tgt_tokens[k])
+            spans.append(project(links[k], entity_tokens(source, index, entity or "")))
+        readings = analyser.analyse(sentences, spans)
+        labelled = rows.with_columns(
+            pl.Series("label", [r.label for r in readings], dtype=pl.String),
+            pl.Series("reason", [r.reason for r in readings], dtype=pl.String),
+            pl.Series("evidence", [r.evidence or None for r in readings], dtype=pl.String),
+        )
+        return frame.join(labelled, on=keys, how="left", nulls_equal=True, maintain_order="left")
+
+
+DETECTORS = (
+    EntityAlignment("entity-alignment", 1, "fast_align",
+                    doc="WinoMT: the entity aligned to the translation (fast_align-style models from "
+                        "systran-align, trained on the run's sentence pairs), its gender read by the target "
+                        "language's analyser (biaseval/entity_gender)."),
+    EntityAlignment("entity-alignment-eflomal", 1, "eflomal",
+                    doc="As entity-alignment, with the eflomal aligner."),
+)

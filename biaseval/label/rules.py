@@ -1,0 +1,150 @@
+"""Gender detection on translations: named rule sets (biaseval/data/detectors.yaml), vectorised in polars.
+
+``label_expr(rule_set, "translation")`` is a polars expression giving one of LABELS per row
+(null where the translation is null). ``label_text`` applies the same rules to one string in
+plain Python; it exists for parity tests and the benchmark baseline.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Callable, Literal
+
+import polars as pl
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from biaseval.registry import Registry
+
+# neutral: no gender cued; ambiguous: both cued; unknown: what the rules look for is not there
+# (e.g. the friend of the OTSC template left out of a translation) — a label, not a guess.
+LABELS = ("male", "female", "neutral", "ambiguous", "unknown")
+Label = Literal["male", "female", "neutral", "ambiguous", "unknown"]
+_WORD = re.compile(r"^[^\W\d_]+$")  # letters only: one regex word, one Python token
+
+
+class Rule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    label: Label
+    words: tuple[tuple[str, ...], ...] = Field(min_length=1)
+
+    @field_validator("words")
+    @classmethod
+    def _words(cls, groups: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+        out = []
+        for group in groups:
+            if not group:
+                raise ValueError("a word group is empty")
+            for word in group:
+                if not _WORD.match(word):
+                    raise ValueError(f"{word!r} is not a single word")
+            out.append(tuple(w.lower() for w in group))
+        return tuple(out)
+
+
+class RuleSet(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    version: int = 1
+    language: str = "en"
+    doc: str = ""
+    rules: tuple[Rule, ...] = Field(min_length=1)
+    default: Label = "neutral"  # the label when no rule fires
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def expr(self, column: str = "translation") -> pl.Expr:
+        return label_expr(self, column)
+
+
+@dataclass(frozen=True)
+class Tagger:
+    """A detector that is code, not word rules: a function from texts to labels (e.g. the Italian
+    grammatical gender of a translated word: masculine, feminine, both, unknown)."""
+
+    name: str
+    version: int
+    language: str
+    doc: str
+    labels: tuple[str, ...]
+    tag: Callable[[list[str | None]], list[str]]
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def expr(self, column: str = "translation") -> pl.Expr:
+        def run(series: pl.Series) -> pl.Series:
+            return pl.Series(series.name, self.tag(series.to_list()), dtype=pl.String)
+
+        text = pl.col(column)
+        return pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(
+            text.map_batches(run, return_dtype=pl.String))
+
+
+Detector = RuleSet | Tagger  # and entity_alignment.EntityAlignment, which labels a whole corpus
+
+
+def _group_pattern(group: tuple[str, ...]) -> str:
+    return r"(?i)\b(?:" + "|".join(re.escape(w) for w in sorted(group)) + r")\b"
+
+
+def label_expr(rule_set: RuleSet, column: str = "translation") -> pl.Expr:
+    """Polars expression labelling ``column`` with ``rule_set``; one regex pass per distinct word group."""
+    text = pl.col(column)
+    hits: dict[tuple[str, ...], pl.Expr] = {}
+    for rule in rule_set.rules:
+        for group in rule.words:
+            key = tuple(sorted(group))
+            if key not in hits:
+                hits[key] = text.str.contains(_group_pattern(key))
+    chain = None
+    for rule in rule_set.rules:
+        cond = pl.all_horizontal([hits[tuple(sorted(g))] for g in rule.words])
+        chain = pl.when(cond).then(pl.lit(rule.label)) if chain is None else chain.when(cond).then(pl.lit(rule.label))
+    return pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(chain.otherwise(pl.lit(rule_set.default)))
+
+
+def label_text(rule_set: RuleSet, text: str | None) -> str | None:
+    """The same rules on one string, in plain Python (reference implementation)."""
+    if text is None:
+        return None
+    words = set(re.findall(r"\w+", text.lower()))
+    for rule in rule_set.rules:
+        if all(any(w in words for w in group) for group in rule.words):
+            return rule.label
+    return rule_set.default
+
+
+def _italian(texts: list[str | None]) -> list[str]:
+    from biaseval.label.italian import italian_genders
+
+    return italian_genders(texts)
+
+
+TAGGERS = (
+    Tagger("it-grammatical-gender", 1, "it",
+           "The grammatical gender of an Italian word or short phrase (biaseval/label/italian.py): articles and "
+           "determiners, then a lexicon, then noun endings with their exceptions; unknown rather than a guess.",
+           ("masculine", "feminine", "both", "unknown"), _italian),
+)
+
+
+@cache
+def builtin() -> Registry[Detector]:
+    reg: Registry[Detector] = Registry("detector")
+    text = resources.files("biaseval").joinpath("data/detectors.yaml").read_text(encoding="utf-8")
+    for name, entry in yaml.safe_load(text).items():
+        reg.add(name, RuleSet(name=name, **entry))
+    for tagger in TAGGERS:
+        reg.add(tagger.name, tagger)
+    from biaseval.label.entities import DETECTORS as CORPUS_DETECTORS
+
+    for detector in CORPUS_DETECTORS:
+        reg.add(detector.name, detector)
+    return reg

@@ -1,0 +1,329 @@
+"""From translations to labels and metrics in one pass over the shards, one shard in memory at a time:
+each output is labelled with its suite's detector for its target language, appended to labels.parquet,
+and counted by everything a metric groups by. Metrics are then pure functions of those counts — so
+scoring a million rows needs no more memory than scoring a thousand. Every metrics row is stamped
+with the run's provenance."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from biaseval import __version__
+from biaseval.config import MetricsConfig, RunConfig
+from biaseval.errors import ConfigError, RunDirError
+from biaseval.label.entities import EntityAlignment
+from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
+from biaseval.metrics.occupations import per_occupation
+from biaseval.metrics.paired import outcome, pairwise
+from biaseval.registry import Registry
+from biaseval.run.filesystem import Folder, writing
+from biaseval.run.plan import RunPlan, shard_files
+from biaseval.run.rundir import RunDir, write_parquet_atomic
+from biaseval.suites import SUITES
+
+Scorer = Callable[[pl.LazyFrame, dict, MetricsConfig], pl.DataFrame]
+SCORERS: Registry[Scorer] = Registry("scorer")
+
+# What scoring reads from the shards, and what labels.parquet holds: the label beside what metrics
+# group by. Sources are in items.parquet and translations in the shards (join on system, item_id);
+# each suite's detector is named in metrics.parquet.
+LABEL_INPUT = ["system", "suite", "subset", "item_id", "tgt_lang", "translation", "error", "gold", "occupation",
+               "female_share", "stereotype"]
+# reason / evidence: why a corpus detector (WinoMT's entity alignment) chose the label, which words
+# decided; null for rule-set detectors.
+LABEL_COLUMNS = ["system", "suite", "item_id", "label", "reason", "evidence", "error"]
+LABEL_SCHEMA = {"system": pl.String, "suite": pl.String, "item_id": pl.String, "label": pl.String,
+                "reason": pl.String, "evidence": pl.String, "error": pl.String}
+
+
+def _stats(m: MetricsConfig) -> dict:
+    return {"n_boot": m.bootstrap, "seed": m.seed, "confidence": m.confidence}
+
+
+def _otsc(counts, params, m):
+    frames = [gender_shares(counts["sets"], **_stats(m))]
+    if params.get("per_occupation"):
+        frames.append(per_occupation(counts["occupations"], **_stats(m)))
+    return pl.concat(frames)
+
+
+SCORERS.add("tgbi", lambda counts, params, m: tgbi(counts["sets"], **params, **_stats(m)))
+SCORERS.add("otsc", _otsc)
+SCORERS.add("winomt", lambda counts, params, m: winomt(counts["sets"], **params, **_stats(m)))
+
+
+# What metrics group by: the counts scoring keeps, one table per view (one row per combination,
+# with its count). "sets": per subset, for every scorer; "occupations": per occupation and target
+# language, for suites scored per occupation. Kept apart, each stays small however many items.
+SET_KEYS = {
+    "tgbi": ["system", "suite", "subset", "label"],
+    "otsc": ["system", "suite", "subset", "label"],
+    "winomt": ["system", "suite", "subset", "tgt_lang", "stereotype", "gold", "label"],
+}
+OCCUPATION_KEYS = ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
+
+
+# Word-list suites are scored per word (embedding features), from their rows themselves.
+ROW_COLUMNS = ["system", "suite", "subset", "source", "tgt_lang", "translation", "label"]
+
+
+def count_keys(suite: str) -> dict[str, list[str]]:
+    s = SUITES.get(suite)
+    if s.scorer == "embedding":
+        return {"rows": ROW_COLUMNS}
+    views = {"sets": SET_KEYS[s.scorer]}
+    if dict(s.scorer_params).get("per_occupation"):
+        views["occupations"] = OCCUPATION_KEYS
+    return views
+
+
+def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
+    """Per suite, its finished shard files; checks every planned shard is there and whole (one row
+    per item × system, from each file's metadata — nothing is read for this)."""
+    files = shard_files(run, plan.shards)
+    finished = set(run.shard_files())  # one listing, not a request per shard
+    missing = [f for f in files if f not in finished]
+    if missing:
+        raise RunDirError(f"{run.location}: {len(missing)} of {len(files)} shards are not finished "
+                          f"(first: {run.shards.uri(missing[0])}); rerun the sweep to complete them")
+    by_suite: dict[str, list] = {}
+    for shard, path in zip(plan.shards, files):
+        try:
+            rows = run.shard_rows(path)
+        except Exception as exc:  # noqa: BLE001 - a footer that does not parse
+            raise RunDirError(f"{run.shards.uri(path)}: damaged ({type(exc).__name__}: {exc}); rerun the sweep "
+                              f"with the same --out to write it again") from None
+        if rows != shard.size:
+            raise RunDirError(f"{run.shards.uri(path)}: {rows} rows, expected {shard.size} (one per item of the shard)")
+        by_suite.setdefault(shard.suite, []).append(path)
+    return by_suite
+
+
+def corpus_labelled(suite: str, config: RunConfig) -> bool:
+    """Whether the suite's detectors label a whole corpus at once (entity alignment) rather than
+    one text at a time; they cannot be mixed within a suite."""
+    kinds = {isinstance(config.detector_for(suite, t), EntityAlignment) for t in SUITES.get(suite).targets}
+    if len(kinds) > 1:
+        raise ConfigError(f"detectors of {suite}: entity-alignment detectors cannot be mixed with rule sets")
+    return kinds == {True}
+
+
+def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) -> pl.DataFrame:
+    """All rows of a corpus-labelled suite, labelled language by language (the entity's position comes
+    from items.parquet)."""
+    if items_path is None:
+        raise RunDirError(f"{suite}: scoring needs the run's items.parquet (entity positions)")
+    entities = (pl.scan_parquet(items_path).filter(pl.col("suite") == suite)
+                .select("item_id", "entity_index").collect())
+    rows = rows.join(entities, on="item_id", how="left")
+    languages = [(tgt, part) for tgt in SUITES.get(suite).targets
+                 if (part := rows.filter(pl.col("tgt_lang") == tgt)).height]
+    if not languages:
+        return rows.with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in ("label", "reason", "evidence")])
+    # Languages in parallel: most of a language's time is its aligner's training, in a child process.
+    with ThreadPoolExecutor(max_workers=max(1, min(len(languages), os.cpu_count() or 1))) as pool:
+        parts = list(pool.map(lambda job: config.detector_for(suite, job[0]).label_frame(job[1]), languages))
+    return pl.concat(parts)
+
+
+def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataFrame:
+    """The shard rows of one suite with a ``label`` column: the suite's detector for each row's
+    target language."""
+    targets = SUITES.get(suite).targets
+    if len(targets) == 1:
+        labelled = translations.with_columns(config.detector_for(suite, targets[0]).expr("translation").alias("label"))
+    else:
+        labelled = pl.concat([
+            translations.filter(pl.col("tgt_lang") == tgt)
+            .with_columns(config.detector_for(suite, tgt).expr("translation").alias("label"))
+            for tgt in targets
+        ])
+    return labelled
+
+
+def label_and_count(files: dict[str, list], config: RunConfig, labels_path, items_path=None,
+                    shards: Folder | None = None) -> tuple[dict[str, pl.DataFrame], int]:
+    """Label every shard file (one in memory at a time), write labels.parquet (renamed into place when
+    complete: system, suite, item_id, label, error — the rest joins from items.parquet), and return
+    the counts the suites' scorers need (per view: "sets", "occupations") with the number of rows.
+    ``files`` are names in ``shards`` (the run's shard store), or local paths when it is None.
+
+    Shards are read in groups of about ``BATCH_ROWS`` rows (big enough for polars to use every core,
+    small enough to bound memory), and writing runs in a second thread, so one group is written while
+    the next is labelled."""
+    schema = pl.DataFrame(schema={c: LABEL_SCHEMA[c] for c in LABEL_COLUMNS}).to_arrow().schema
+    tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
+    counts: dict[str, list[pl.DataFrame]] = {}
+    rows = 0
+    try:
+        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=False) as writer,\
+                ThreadPoolExecutor(max_workers=1) as background:
+            pending = None
+            for suite, paths in files.items():
+                keys = count_keys(suite)
+                corpus = corpus_labelled(suite, config)
+                columns = LABEL_INPUT + (["source"] if "rows" in keys or corpus else [])
+                for group in ([paths] if corpus else _groups(paths, shards)):
+                    rows_in = _read_shards(group, columns, shards)
+                    labelled = (label_corpus(rows_in, suite, config, items_path) if corpus
+                                else label(rows_in, suite, config))
+                    labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
+                                                      for c in ("reason", "evidence") if c not in labelled.columns])
+                    table = labelled.select(LABEL_COLUMNS).to_arrow().cast(schema)
+                    if pending is not None:
+                        pending.result()
+                    pending = background.submit(writer.write_table, table)
+                    for view, view_keys in keys.items():
+                        if view == "rows":
+                            counts.setdefault(view, []).append(labelled.select(view_keys))
+                        else:
+                            counts.setdefault(view, []).append(labelled.group_by(view_keys).len().rename({"len": "count"}))
+                    rows += labelled.height
+            if pending is not None:
+                pending.result()
+        os.replace(tmp, labels_path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    merged = {}
+    for view, parts in counts.items():
+        frame = pl.concat(parts, how="diagonal_relaxed")
+        merged[view] = frame if view == "rows" else (
+            frame.group_by([c for c in frame.columns if c != "count"]).agg(pl.col("count").sum()))
+    return merged, rows
+
+
+BATCH_ROWS = 262_144
+
+
+def _read_shards(group: list, columns: list[str], shards: Folder | None) -> pl.DataFrame:
+    """A group of shard files as one frame; a file that cannot be read is named in the error."""
+    try:
+        return shards.read_frame(group, columns) if shards is not None else pl.read_parquet(group, columns=columns)
+    except Exception:  # noqa: BLE001 - find the file at fault, each checked against its page checksums
+        for path in group:
+            try:
+                if shards is not None:
+                    shards.read_table([path], columns, verify=True)
+                else:
+                    pq.read_table(path, columns=columns, page_checksum_verification=True)
+            except Exception as exc:  # noqa: BLE001
+                where = shards.uri(path) if shards is not None else str(path)
+                raise RunDirError(f"{where}: damaged ({type(exc).__name__}: {str(exc).strip()[:300]}); rerun the "
+                                  f"sweep with the same --out to write it again") from None
+        raise
+
+
+def _groups(paths: list, shards: Folder | None = None) -> list[list]:
+    """Consecutive files, about BATCH_ROWS rows a group (from the files' metadata)."""
+    groups, current, rows = [], [], 0
+    for path in paths:
+        n = shards.parquet_metadata(path).num_rows if shards is not None else pq.read_metadata(path).num_rows
+        if current and rows + n > BATCH_ROWS:
+            groups.append(current)
+            current, rows = [], 0
+        current.append(path)
+        rows += n
+    return groups + ([current] if current else [])
+
+
+def compute_metrics(counts: dict[str, pl.DataFrame], config: RunConfig) -> pl.DataFrame:
+    """Each suite's metrics from the label counts, by the scorer its suite names; one tidy frame."""
+    frames = []
+    for name in config.suites:
+        suite = SUITES.get(name)
+        part = {view: frame.filter(pl.col("suite") == name) for view, frame in counts.items()}
+        if suite.scorer not in SCORERS or "sets" not in part or part["sets"].height == 0:
+            continue  # word-list suites are scored by the embedding study
+        frames.append(SCORERS.get(suite.scorer)(part, dict(suite.scorer_params), config.metrics))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
+
+
+def with_provenance(metrics: pl.DataFrame, run_info: dict, config: RunConfig) -> pl.DataFrame:
+    """Every metrics row gets the run id, config hash, dataset commit, system version, detector and
+    a one-line signature saying exactly how the number was produced."""
+    created = datetime.now(timezone.utc)
+    rows = []
+    for suite in config.suites:
+        s = SUITES.get(suite)
+        info = run_info["suites"][suite]
+        dataset = info.get("dataset") or "template"
+        commit = info.get("commit") or info["fingerprint"]
+        detectors = [_signature(config.detector_for(suite, t), t) for t in s.targets]
+        detector = detectors[0] if len(detectors) == 1 else ",".join(f"{t}:{d}" for t, d in zip(s.targets, detectors))
+        for system, cfg in config.systems.items():
+            signature = (
+                f"suite:{suite}@{s.version}+{dataset}@{commit[:7]}|system:{system}@{cfg.version or cfg.backend}"
+                f"|detector:{detector}|boot:{config.metrics.bootstrap},seed:{config.metrics.seed}"
+                f",ci:{config.metrics.confidence:g}|biaseval:{__version__}"
+            )
+            rows.append({"system": system, "suite": suite, "dataset": dataset, "dataset_commit": commit,
+                         "suite_version": s.version, "system_version": cfg.version, "detector": detector,
+                         "signature": signature})
+    prov = pl.DataFrame(rows, schema_overrides={"suite_version": pl.Int32})
+    return metrics.join(prov, on=["system", "suite"], how="left").with_columns(
+        pl.lit(run_info["run_id"]).alias("run_id"),
+        pl.lit(run_info["config_hash"]).alias("config_hash"),
+        pl.lit(__version__).alias("biaseval_version"),
+        pl.lit(created).dt.replace_time_zone("UTC").cast(pl.Datetime("us", "UTC")).alias("created_at"),
+    )
+
+
+def _signature(detector, tgt: str) -> str:
+    return detector.signature_for(tgt) if isinstance(detector, EntityAlignment) else detector.signature
+
+
+def score_run(run: RunDir) -> pl.DataFrame:
+    """(Re)compute labels.parquet and metrics.parquet of a finished run; returns the metrics."""
+    plan = RunPlan.of(run)
+    info = run.read_run()
+    config = plan.config
+    with writing(run.labels):  # no space left: named here (the Parquet writer's error names no file)
+        counts, _ = label_and_count(shard_paths(run, plan), config, run.labels, run.items, run.shards)
+    frames = [compute_metrics(counts, config), pairwise_metrics(run, config)]
+    if "rows" in counts and counts["rows"].height:
+        frames.append(embedding_outputs(run, counts["rows"], config, Path(info["config_dir"])))
+    metrics = with_provenance(pl.concat(frames), info, config)
+    write_parquet_atomic(metrics.to_arrow(), run.metrics)
+    return metrics
+
+
+def item_outcomes(run: RunDir, suite: str) -> pl.DataFrame:
+    """Per item × system of one suite: the binary outcome paired tests compare (metrics/paired.py)."""
+    gold = pl.scan_parquet(run.items).filter(pl.col("suite") == suite).select("item_id", "gold")
+    return (pl.scan_parquet(run.labels).filter(pl.col("suite") == suite).select("system", "item_id", "label")
+            .join(gold, on="item_id", how="left")
+            .select("item_id", "system", outcome(pl.col("label"), pl.col("gold")).alias("outcome"))
+            .collect())
+
+
+def pairwise_metrics(run: RunDir, config: RunConfig) -> pl.DataFrame:
+    """McNemar's test between every pair of systems on each suite's items (not for word lists)."""
+    frames = []
+    for name in config.suites:
+        if SUITES.get(name).scorer == "embedding":
+            continue
+        outcomes = item_outcomes(run, name)
+        if outcomes["system"].n_unique() > 1:
+            frames.append(pairwise(outcomes, name))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
+
+
+def embedding_outputs(run: RunDir, rows: pl.DataFrame, config: RunConfig, config_dir: Path) -> pl.DataFrame:
+    """The embedding-bias study of the run's word-list suites: its tables and plots written beside
+    the other results; returns its metrics."""
+    from biaseval.metrics.embedding_study import study
+    from biaseval.report.plots import embedding_scatter
+
+    result = study(rows, config, config_dir)
+    write_parquet_atomic(result.features.to_arrow(), run.root / "embedding_bias.parquet")
+    write_parquet_atomic(result.bins.to_arrow(), run.root / "embedding_bins.parquet")
+    write_parquet_atomic(result.shift.to_arrow(), run.root / "gender_shift.parquet")
+    embedding_scatter(result.features, run.root / "plots")
+    return result.metrics

@@ -1,0 +1,357 @@
+"""Figures for the report (matplotlib, drawn off-screen to PNG files in the run directory)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+
+from biaseval.errors import MissingExtra
+
+CLASS_COLOURS = {"feminine": "#c0392b", "masculine": "#2471a3", "neutral": "#7f8c8d"}
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingExtra("report", "report", "matplotlib") from None
+    return plt
+
+
+def embedding_scatter(features: pl.DataFrame, folder: Path) -> list[Path]:
+    """Per suite × system: cos(w, m) against cos(w, f) before (source) and after (target) translation,
+    with the diagonal where both are equal; points coloured by the word's gender class."""
+    plt = _pyplot()
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for (suite, system, tgt), part in features.group_by("suite", "system", "tgt_lang", maintain_order=True):
+        fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), sharex=True, sharey=True)
+        src = part["src_lang"][0]
+        for ax, side, language in ((axes[0], "src", src), (axes[1], "tgt", tgt)):
+            for cls, colour in CLASS_COLOURS.items():
+                rows = part.filter(pl.col("gender_class") == cls)
+                ax.scatter(rows[f"cos_{side}_m"], rows[f"cos_{side}_f"], s=9, alpha=0.6, c=colour, label=cls)
+            values = part.select(pl.col(f"cos_{side}_m"), pl.col(f"cos_{side}_f")).drop_nans().drop_nulls()
+            if values.height:
+                lo = float(min(values.min().row(0)))
+                hi = float(max(values.max().row(0)))
+                ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
+            hidden = part.height - values.height
+            note = f"; {hidden} without a vector not shown" if hidden else ""
+            ax.set_title(f"{'before' if side == 'src' else 'after'} translation ({language}{note})", fontsize=10)
+            ax.set_xlabel("cos(w, male word)")
+        axes[0].set_ylabel("cos(w, female word)")
+        axes[0].legend(loc="upper left", fontsize=8)
+        fig.suptitle(f"{suite}: {system} ({src} → {tgt}); above the diagonal leans female")
+        fig.tight_layout()
+        path = folder / f"embedding-{suite}-{system}-{tgt}.png"
+        tmp = path.with_name(f".{path.name}.tmp")
+        fig.savefig(tmp, dpi=110, format="png")
+        plt.close(fig)
+        os.replace(tmp, path)
+        paths.append(path)
+    return paths
+
+
+# --- Figures for report.html: metric frames in (the long shape of metrics.parquet), PNG bytes out. ---
+
+# Colour-blind-safe first (Okabe & Ito), then further distinct colours for runs with many systems.
+SYSTEM_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#555555", "#999933",
+                  "#882255", "#44AA99", "#332288", "#AA4499"]
+WHISKER = "#222222"
+SIGNIFICANT = "#C00000"
+PERCENT = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female", "macro_f1",
+           "to_masculine", "to_feminine", "to_both", "to_unknown"}
+LABELS = {"p_m": "p_m: male (%)", "p_f": "p_f: female (%)", "p_n": "p_n: neutral (%)", "acc": "Acc (%)",
+          "delta_g": "ΔG (%)", "delta_s": "ΔS (%)", "P": "P", "tgbi": "TGBI", "neutral": "N (%)"}
+
+
+def system_colours(systems) -> dict[str, str]:
+    """A fixed colour per system, in the order given (the same order gives the same colours everywhere)."""
+    out: dict[str, str] = {}
+    for name in systems:
+        if name not in out:
+            out[name] = SYSTEM_PALETTE[len(out) % len(SYSTEM_PALETTE)]
+    return out
+
+
+def metric_label(metric: str) -> str:
+    return LABELS.get(metric, f"{metric} (%)" if metric in PERCENT else metric)
+
+
+def _scale(metric: str) -> float:
+    return 100.0 if metric in PERCENT else 1.0
+
+
+def _png(fig, dpi: int = 100) -> bytes:
+    import io
+
+    plt = _pyplot()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _finite(x) -> bool:
+    return x is not None and x == x
+
+
+def _legend(fig, systems: list[str], colours: dict[str, str], extra: list | None = None, ncol: int | None = None) -> None:
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=colours.get(s, "#888888"), label=s) for s in systems] + (extra or [])
+    fig.legend(handles=handles, loc="upper center", ncol=ncol or min(len(handles), 6), fontsize=9, frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
+
+
+def _grouped_bars(ax, frame: pl.DataFrame, groups: list[str], systems: list[str], colours: dict[str, str],
+                  scale: float, horizontal: bool = False) -> dict[tuple[str, str], tuple[float, float]]:
+    """Bars of ``value`` per group (column ``group``) and system, with ``ci_low``..``ci_high`` whiskers.
+    Returns where each bar is: (group, system) -> (position, value as drawn)."""
+    cells = {(r["group"], r["system"]): r for r in frame.iter_rows(named=True)}
+    width = 0.8 / max(len(systems), 1)
+    placed = {}
+    for j, system in enumerate(systems):
+        pos, vals, low, high = [], [], [], []
+        for i, group in enumerate(groups):
+            r = cells.get((group, system))
+            if r is None or not _finite(r["value"]):
+                continue
+            x = i - 0.4 + width * (j + 0.5)
+            v = r["value"] * scale
+            lo = r["ci_low"] * scale if _finite(r["ci_low"]) else v
+            hi = r["ci_high"] * scale if _finite(r["ci_high"]) else v
+            pos.append(x)
+            vals.append(v)
+            low.append(max(v - lo, 0.0))
+            high.append(max(hi - v, 0.0))
+            placed[(group, system)] = (x, v)
+        if not pos:
+            continue
+        if horizontal:
+            ax.barh(pos, vals, height=width * 0.92, color=colours.get(system, "#888888"), label=system)
+            ax.errorbar(vals, pos, xerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
+        else:
+            ax.bar(pos, vals, width=width * 0.92, color=colours.get(system, "#888888"), label=system)
+            ax.errorbar(pos, vals, yerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
+    ticks = list(range(len(groups)))
+    if horizontal:
+        ax.set_yticks(ticks, groups, fontsize=8)
+        ax.set_ylim(len(groups) - 0.5, -0.5)
+        ax.grid(axis="x", alpha=0.3)
+    else:
+        ax.set_xticks(ticks, groups, rotation=30 if len(groups) > 4 else 0, ha="right" if len(groups) > 4 else "center",
+                      fontsize=9)
+        ax.set_xlim(-0.5, len(groups) - 0.5)
+        ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    return placed
+
+
+def _systems(frame: pl.DataFrame, colours: dict[str, str]) -> list[str]:
+    present = set(frame["system"].unique().to_list())
+    return [s for s in colours if s in present] + sorted(present - set(colours))
+
+
+def proportion_bars(frame: pl.DataFrame, colours: dict[str, str], metrics: tuple[str, ...] = ("p_m", "p_f"),
+                    title: str = "") -> bytes:
+    """One panel per metric (p_m, p_f): a group of bars per set (``subset``), one bar per system, with
+    the CI as whiskers. ``frame``: metric rows of one suite, already narrowed to the sets to show."""
+    plt = _pyplot()
+    frame = frame.filter(pl.col("metric").is_in(list(metrics))).with_columns(pl.col("subset").alias("group"))
+    groups = frame["group"].unique(maintain_order=True).to_list()
+    systems = _systems(frame, colours)
+    width = min(max(5.0, 0.35 * len(groups) * max(len(systems), 2) + 1.5), 9.0)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(width * len(metrics) * 0.62 + 1, 4.4), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        _grouped_bars(ax, frame.filter(pl.col("metric") == metric), groups, systems, colours, _scale(metric))
+        ax.set_title(metric_label(metric), fontsize=10)
+        ax.set_ylim(0, 105 if metric in PERCENT else None)
+    _legend(fig, systems, colours)
+    if title:
+        fig.suptitle(title, y=0.02, va="bottom", fontsize=9, color="#444444")
+    fig.tight_layout(rect=(0, 0.04 if title else 0, 1, 0.92))
+    return _png(fig)
+
+
+def tgbi_bars(frame: pl.DataFrame, colours: dict[str, str]) -> bytes:
+    """Left: P per set (bars per system, CI whiskers); right: the TGBI index (mean P over the paper's sets)."""
+    plt = _pyplot()
+    sets = frame.filter((pl.col("metric") == "P")).with_columns(pl.col("subset").alias("group"))
+    index = frame.filter(pl.col("metric") == "tgbi").with_columns(pl.lit("TGBI").alias("group"))
+    systems = _systems(pl.concat([sets, index]), colours)
+    groups = sets["group"].unique(maintain_order=True).to_list()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [max(len(groups), 1), 1.4]})
+    _grouped_bars(left, sets, groups, systems, colours, 1.0)
+    left.set_title("P per set (higher: more gender-neutral output)", fontsize=10)
+    left.set_ylim(0, 1.05)
+    _grouped_bars(right, index, ["TGBI"], systems, colours, 1.0)
+    right.set_title("TGBI index", fontsize=10)
+    right.set_ylim(0, 1.05)
+    _legend(fig, systems, colours)
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    return _png(fig)
+
+
+def _system_bars(ax, frame: pl.DataFrame, systems: list[str], colours: dict[str, str],
+                 scale: float) -> dict[str, tuple[float, float]]:
+    """One bar per system (``frame``: one row per system) with ``ci_low``..``ci_high`` whiskers."""
+    cells = {r["system"]: r for r in frame.iter_rows(named=True)}
+    placed = {}
+    for i, system in enumerate(systems):
+        r = cells.get(system)
+        if r is None or not _finite(r["value"]):
+            continue
+        v = r["value"] * scale
+        lo = r["ci_low"] * scale if _finite(r["ci_low"]) else v
+        hi = r["ci_high"] * scale if _finite(r["ci_high"]) else v
+        ax.bar([i], [v], width=0.62, color=colours.get(system, "#888888"))
+        ax.errorbar([i], [v], yerr=[[max(v - lo, 0.0)], [max(hi - v, 0.0)]], fmt="none", ecolor=WHISKER,
+                    elinewidth=0.8, capsize=3)
+        placed[system] = (i, max(v, hi))
+    ax.set_xticks(range(len(systems)), systems, rotation=30 if len(systems) > 3 else 0,
+                  ha="right" if len(systems) > 3 else "center", fontsize=9)
+    ax.set_xlim(-0.6, len(systems) - 0.4)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    return placed
+
+
+def winomt_bars(frame: pl.DataFrame, colours: dict[str, str], marks: dict[str, str] | None = None,
+                metrics: tuple[str, ...] = ("acc", "delta_g", "delta_s")) -> bytes:
+    """One panel per metric (Acc, ΔG, ΔS on subset ``all``), a bar per system with CI whiskers. ``marks``
+    (system -> "best" or "worst") labels the Acc bars of systems significantly better (worse) than
+    every other system."""
+    plt = _pyplot()
+    marks = marks or {}
+    frame = frame.filter(pl.col("metric").is_in(list(metrics)))
+    systems = _systems(frame, colours)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(max(9.0, 0.75 * len(systems) * len(metrics) + 2), 4.2),
+                             squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        placed = _system_bars(ax, frame.filter(pl.col("metric") == metric), systems, colours, _scale(metric))
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(metric_label(metric), fontsize=10)
+        if metric == "acc":
+            ax.set_ylim(0, 115)
+            for system, (x, top) in placed.items():
+                if system in marks:
+                    ax.annotate("▲ best" if marks[system] == "best" else "▼ worst", (x, top), xytext=(0, 4),
+                                textcoords="offset points", ha="center", va="bottom", fontsize=9, fontweight="bold",
+                                color=SIGNIFICANT)
+        else:
+            lo, hi = ax.get_ylim()
+            pad = 0.05 * (hi - lo)
+            ax.set_ylim(min(lo, 0) - (pad if lo < 0 else 0), max(hi, 0) + pad)
+    _legend(fig, systems, colours)
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    return _png(fig)
+
+
+def winomt_language_bars(frame: pl.DataFrame, colours: dict[str, str],
+                         metrics: tuple[str, ...] = ("acc", "delta_g", "delta_s")) -> bytes:
+    """WinoMT per target language: one panel per metric, a group of bars per language (``subset``),
+    one bar per system, CI whiskers."""
+    plt = _pyplot()
+    frame = frame.filter(pl.col("metric").is_in(list(metrics))).with_columns(pl.col("subset").alias("group"))
+    systems = _systems(frame, colours)
+    languages = sorted(frame["group"].unique().to_list())
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(max(8.0, 0.35 * len(languages) * len(systems) + 2),
+                                                       2.8 * len(metrics)), squeeze=False)
+    for ax, metric in zip(axes[:, 0], metrics):
+        _grouped_bars(ax, frame.filter(pl.col("metric") == metric), languages, systems, colours, _scale(metric))
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(metric_label(metric), fontsize=10)
+        if metric == "acc":
+            ax.set_ylim(0, 100)
+    _legend(fig, systems, colours)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return _png(fig)
+
+
+def occupation_bars(frame: pl.DataFrame, colours: dict[str, str], shares: dict[str, float] | None = None,
+                    metric_name: str = "p_f", limit: int = 60) -> tuple[bytes, int]:
+    """Horizontal bars of p_f per occupation (one bar per system, CI whiskers), occupations sorted by
+    their female share (a black diamond, same % axis) where ``shares`` gives it (in percent), else by
+    mean p_f. ``frame``: rows with occupation, system, value, ci_low, ci_high. With more than ``limit``
+    occupations only the ``limit`` at both ends of the order are drawn. Returns (PNG, occupations drawn)."""
+    plt = _pyplot()
+    from matplotlib.lines import Line2D
+
+    frame = frame.with_columns(pl.col("occupation").alias("group"))
+    systems = _systems(frame, colours)
+    mean = frame.group_by("group").agg(pl.col("value").mean().alias("mean"))
+    order = mean.with_columns(pl.col("group").replace_strict(shares or {}, default=None, return_dtype=pl.Float64)
+                              .alias("share"))
+    order = order.sort(["share", "mean", "group"] if shares else ["mean", "group"], nulls_last=True)
+    groups = order["group"].to_list()
+    if len(groups) > limit:
+        groups = groups[: limit // 2] + groups[-(limit - limit // 2):]
+    per_row = 0.2 * max(1.0, 0.6 * len(systems))
+    fig, ax = plt.subplots(figsize=(9, min(1.6 + per_row * len(groups), 60)))
+    _grouped_bars(ax, frame.filter(pl.col("group").is_in(groups)), groups, systems, colours, 100.0, horizontal=True)
+    extra = []
+    if shares:
+        ys = [i for i, g in enumerate(groups) if g in shares and _finite(shares[g])]
+        ax.scatter([shares[groups[i]] for i in ys], ys, marker="D", s=16, color="black", zorder=5)
+        extra = [Line2D([], [], marker="D", linestyle="none", color="black", markersize=5,
+                        label="female share of the occupation (%)")]
+    ax.set_xlim(0, 100)
+    ax.set_xlabel(f"{metric_name}: outputs with a female form (%)")
+    _legend(fig, systems, colours, extra)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
+    return _png(fig), len(groups)
+
+
+def trend_plot(history: pl.DataFrame, colours: dict[str, str], panels: list[tuple[str, str]]) -> bytes:
+    """Drift over time: one panel per (subset, metric), ``value`` against ``created_at`` per system with
+    its CI as whiskers; runs whose change from their baseline was significant get a red ring."""
+    plt = _pyplot()
+    import matplotlib.dates as mdates
+    from matplotlib.lines import Line2D
+
+    systems = _systems(history, colours)
+    columns = min(len(panels), 3)
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.4 * columns + 0.6, 3.3 * rows + 0.6), squeeze=False)
+    any_significant = False
+    for k, (subset, metric) in enumerate(panels):
+        ax = axes[k // columns][k % columns]
+        scale = _scale(metric)
+        part = history.filter((pl.col("subset") == subset) & (pl.col("metric") == metric) & pl.col("value").is_not_null())
+        for system in systems:
+            rows_ = part.filter(pl.col("system") == system).sort("created_at")
+            if rows_.height == 0:
+                continue
+            when = [t.replace(tzinfo=None) if getattr(t, "tzinfo", None) else t for t in rows_["created_at"].to_list()]
+            value = [v * scale for v in rows_["value"].to_list()]
+            low = [max(v - (lo * scale if _finite(lo) else v), 0) for v, lo in zip(value, rows_["ci_low"].to_list())]
+            high = [max((hi * scale if _finite(hi) else v) - v, 0) for v, hi in zip(value, rows_["ci_high"].to_list())]
+            colour = colours.get(system, "#888888")
+            ax.errorbar(when, value, yerr=[low, high], color=colour, marker="o", markersize=4, linewidth=1.4,
+                        elinewidth=0.7, capsize=2)
+            significant = rows_["significant"].fill_null(False).to_list() if "significant" in rows_.columns else []
+            hits = [(w, v) for w, v, s in zip(when, value, significant) if s]
+            if hits:
+                any_significant = True
+                ax.scatter([w for w, _ in hits], [v for _, v in hits], s=130, facecolors="none",
+                           edgecolors=SIGNIFICANT, linewidths=1.8, zorder=5)
+        ax.set_title(f"{subset}: {metric_label(metric)}", fontsize=10)
+        locator = mdates.AutoDateLocator(maxticks=6)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.tick_params(axis="x", labelsize=8)
+        ax.grid(alpha=0.3)
+    for k in range(len(panels), rows * columns):
+        axes[k // columns][k % columns].set_visible(False)
+    extra = [Line2D([], [], marker="o", linestyle="none", markerfacecolor="none", markeredgecolor=SIGNIFICANT,
+                    markersize=9, markeredgewidth=1.8, label="significant change")] if any_significant else []
+    _legend(fig, systems, colours, extra)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
+    return _png(fig)

@@ -1,0 +1,109 @@
+"""What the Ray cluster offers a sweep: the Ray session it runs in (a private local one unless an
+address is given), how many actors a system gets (``actors_for``), and whether some live node can
+host a system's actor at all (``check_placement``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+from biaseval.config import RunConfig, SystemConfig
+from biaseval.errors import BiasevalError
+
+# CPUs left to Ray's own tasks when actors are sized to the cluster ("auto"): an actor pool that takes
+# every CPU starves the pipeline's read/write tasks.
+RESERVED_CPUS = 1
+
+def actors_for(cfg: SystemConfig, cluster: dict[str, float]) -> int:
+    """How many actors host a system: its ``actors``, or for ``auto`` as many as the cluster's totals
+    (``ray.cluster_resources()``) fit with the resources each actor asks for (GPUs, custom
+    resources, CPUs less RESERVED_CPUS). An actor that asks for nothing (an API client) gets 1: its
+    throughput is set by its quota and ``concurrency``, not by the cluster."""
+    if cfg.actors != "auto":
+        return cfg.actors
+    wants = {"GPU": cfg.num_gpus, "CPU": cfg.num_cpus, **cfg.resources}
+    fits = []
+    for name, amount in wants.items():
+        if amount and amount > 0:
+            total = cluster.get(name, 0.0) - (RESERVED_CPUS if name == "CPU" else 0)
+            fits.append(int(total // amount))
+    return max(1, min(fits)) if fits else 1
+
+def _job_env_vars() -> dict:
+    """The env_vars of the runtime_env this process was submitted with (``ray job submit``), if any."""
+    import json
+
+    try:
+        job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
+    except ValueError:
+        return {}
+    return (job.get("runtime_env") or {}).get("env_vars") or {}
+
+@contextmanager
+def ray_session(address: str | None = None) -> Iterator[None]:
+    """Use a running Ray, connect to ``address``/``RAY_ADDRESS``, or start a private local one (and
+    stop it after). Without an address a Ray started earlier with ``ray start`` on this host is not
+    joined: a sweep joins a cluster only when told to."""
+    import ray
+
+    if ray.is_initialized():
+        yield
+        return
+    address = address or os.environ.get("RAY_ADDRESS")
+    # The workers get the driver's BIASEVAL_* settings (data folder, offline, cache) — except those a
+    # submitted job's runtime_env already sets: Ray refuses to merge the same variable twice.
+    env = {k: v for k, v in os.environ.items() if k.startswith("BIASEVAL_") and k not in _job_env_vars()}
+    if address:
+        ray.init(address=address, runtime_env={"env_vars": env} if env else None, logging_level="WARNING")
+    else:
+        # address="local": always a new cluster of our own (plain ray.init() would connect to one that
+        # `ray start` left running here, and refuse num_cpus)
+        ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, logging_level="WARNING",
+                 configure_logging=True, log_to_driver=True)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+class PlacementError(BiasevalError):
+    """A system asks for resources that no live node of the Ray cluster has."""
+
+def actor_bundle(cfg: SystemConfig) -> dict[str, float]:
+    """What one actor of the system asks Ray for (CPUs, GPUs, custom resources); zeros left out."""
+    bundle = {"CPU": cfg.num_cpus, "GPU": cfg.num_gpus, **cfg.resources}
+    return {name: amount for name, amount in bundle.items() if amount}
+
+def unplaceable(bundle: dict[str, float], nodes: list[dict]) -> str | None:
+    """None when some live node's total resources hold ``bundle`` (``ray.nodes()`` rows), else what
+    is missing, in words."""
+    alive = [node.get("Resources") or {} for node in nodes if node.get("Alive")]
+    if any(all(total.get(k, 0.0) >= v for k, v in bundle.items()) for total in alive):
+        return None
+    short = [f"{k!r} ({v:g} per actor; most on one live node: {max((t.get(k, 0.0) for t in alive), default=0):g})"
+             for k, v in bundle.items() if not any(t.get(k, 0.0) >= v for t in alive)]
+    if short:
+        return "resource " + ", ".join(short)
+    return f"no single live node holds all of {bundle}"
+
+def check_placement(config: RunConfig, systems: list[str], *, stream=sys.stderr) -> None:
+    """Before anything is submitted: every system's actor fits on some live node, or the sweep stops
+    here naming the resource (a Ray actor that fits nowhere waits forever). With
+    ``sweep.placement_wait_s`` the actors are created anyway — their demand is what makes an
+    autoscaler add a node — and ``execute`` gives such a system up after that long."""
+    import ray
+
+    nodes = ray.nodes()
+    for system in systems:
+        missing = unplaceable(actor_bundle(config.systems[system]), nodes)
+        if missing is None:
+            continue
+        if not config.sweep.placement_wait_s:
+            raise PlacementError(
+                f"systems.{system}: no live node of the Ray cluster has {missing}; nothing was sent. Start a "
+                f"node with it (ray start --resources=...), change systems.{system}.resources/num_gpus/num_cpus, "
+                f"or set sweep.placement_wait_s to wait for an autoscaler to add one")
+        print(f"sweep: {system}: no live node has {missing} yet; waiting up to "
+              f"{config.sweep.placement_wait_s:g} s for one (sweep.placement_wait_s)", file=stream, flush=True)

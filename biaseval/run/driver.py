@@ -1,0 +1,218 @@
+"""What the driver does for ``biaseval sweep``: open the run directory or resume it (refusing one
+written for other work, redoing damaged shards), plan what is left, execute it on Ray, and say what
+was done (``run_translations``).
+
+1. ``prepare`` (``biaseval.run.plan``): open the run's suites, check every system. Nothing is written
+   before this succeeds.
+2. ``plan_shards`` / ``plan_live``: shards per system and suite; per live system the texts to send.
+3. ``execute`` (``biaseval.run.execute``): recorded systems write their shards directly; live systems
+   first send their texts (each task's results reach the store as it finishes, under a rate limit
+   shared by the system's actors), then write every shard from the store.
+
+A rerun with the same output directory skips finished shards and re-sends only texts that never
+arrived or failed, so an interrupted sweep loses at most the work in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from biaseval import __version__
+from biaseval.config import RunConfig
+from biaseval.errors import RunDirError
+from biaseval.run.cluster import ray_session
+from biaseval.run.execute import Outcome, Progress, Task, execute
+from biaseval.run.filesystem import StoreOptions, writing
+from biaseval.run.plan import (
+    Prepared,
+    Shard,
+    cache_for,
+    check_budgets,
+    plan_live,
+    shards_of,
+)
+from biaseval.run.rundir import RunDir
+from biaseval.suites import ITEM_SCHEMA, SuiteData
+
+
+@dataclass
+class SweepResult:
+    run: RunDir
+    shards: int
+    skipped: int
+    translated_rows: int  # item rows written by this invocation
+    sent: int  # texts sent to live systems
+    failed: int  # item rows without a translation (recorded with their error; retried next run)
+    seconds: float
+
+def existing_run(out: Path | str, options: StoreOptions | None = None) -> dict | None:
+    run = RunDir(out, options)
+    if run.remote is not None:
+        previous = run.read_run()
+        if previous is None and run.exists():
+            raise RunDirError(f"{run.location}: holds files but no run.json; choose a new --out location")
+        return previous
+    if run.root.exists() and not run.root.is_dir():
+        raise RunDirError(f"{run.root}: exists and is not a directory")
+    previous = run.read_run() if run.root.is_dir() else None
+    if run.root.is_dir() and previous is None and any(run.root.iterdir()):
+        raise RunDirError(f"{run.root}: not empty and holds no run.json; choose a new --out directory")
+    return previous
+
+def new_run_id(config: RunConfig) -> str:
+    return f"{config.name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
+
+def write_items(path: Path, suites: dict[str, SuiteData]) -> None:
+    """items.parquet, streamed suite by suite in batches, renamed into place when complete."""
+    schema = pl.DataFrame(schema=ITEM_SCHEMA).to_arrow().schema
+    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    with writing(path):  # a full disk or a read-only folder names items.parquet
+        try:
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                for data in suites.values():
+                    for batch in data.batches():
+                        writer.write_table(batch.to_arrow().cast(schema))
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str, previous: dict | None,
+             refresh: bool, options: StoreOptions | None = None) -> RunDir:
+    """Create the run directory, or reopen it for a resume."""
+    config = prepared.config
+    run = RunDir(out, options)
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    run.root.mkdir(parents=True, exist_ok=True)
+    run.remove_temporaries()
+    write_items(run.items, prepared.suites)
+    if run.remote is not None:
+        run.remote.upload(run.items, "items.parquet")
+    run.write_run({
+        "run_id": run_id,
+        "created_at": previous["created_at"] if previous else now,
+        "updated_at": now,
+        "refresh": refresh,
+        "biaseval_version": __version__,
+        "config_path": str(config_path),
+        "config_dir": str(prepared.config_dir),
+        "config_hash": config.config_hash(),
+        "config": config.model_dump(mode="json"),
+        "suites": {name: {"size": data.size, "fingerprint": data.fingerprint, "commit": data.commit,
+                          "target_ranges": data.target_ranges(),
+                          "dataset": data.suite.dataset, "version": data.suite.version,
+                          "path": getattr(data.suite, "path", None) or None}
+                   for name, data in prepared.suites.items()},
+        "systems": {name: {"backend": cfg.backend, "version": cfg.version, "suites": prepared.coverage[name]}
+                    for name, cfg in config.systems.items()},
+    })
+    return run
+
+def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData] | None = None,
+                   stream=sys.stderr) -> list[Shard]:
+    """Shards to (re)write: those without a finished file, those whose file holds failed rows (they
+    are retried), and — with ``suites`` given — those whose file is damaged: unreadable, a page that
+    fails its checksum, or not exactly the shard's items (each reported by path, then redone). A file
+    written for other work (another config or shard size) stops the sweep instead. One listing of the
+    run's shards, then each finished shard is read once."""
+    finished = set(run.shard_files())
+    todo = []
+    for shard in shards:
+        path = run.shard_path(shard.system, shard.suite, shard.index)
+        if path not in finished:
+            todo.append(shard)
+            continue
+        where = run.shards.uri(path)
+        try:
+            key, errors = run.shard_stamp(path)
+        except Exception as exc:  # noqa: BLE001 - a footer that does not parse: the file is damaged
+            print(f"sweep: {where}: damaged (footer unreadable: {type(exc).__name__}); writing it again",
+                  file=stream, flush=True)
+            todo.append(shard)
+            continue
+        if key != shard.key:
+            raise RunDirError(
+                f"{where}: written for different work (another shard_size, system config or item set); "
+                f"use a new --out directory, or delete {run.shards.uri(f'system={shard.system}')} to translate "
+                f"that system again"
+            )
+        if errors:
+            todo.append(shard)
+            continue
+        if suites is not None:
+            damage = run.shard_damage(path, suites[shard.suite].slice(shard.start, shard.stop)["item_id"].to_list())
+            if damage:
+                print(f"sweep: {where}: damaged ({damage}); writing it again", file=stream, flush=True)
+                todo.append(shard)
+    return todo
+
+def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, address: str | None = None,
+                     refresh: bool = False, die_after: int | None = None, stream=sys.stderr,
+                     run_id: str | None = None) -> SweepResult:
+    """``run_id``: the id a new run gets (default: a fresh one; the monitor passes its own). A resumed
+    run keeps the id it has, and refuses another."""
+    start = time.monotonic()
+    options = prepared.config.store_options()
+    previous = existing_run(out, options)
+    if refresh and previous is not None and not previous.get("refresh"):
+        raise RunDirError(f"{out}: --refresh needs a new --out directory (this one holds a run that used the cache)")
+    refresh = refresh or bool(previous and previous.get("refresh"))
+    if previous and run_id and previous["run_id"] != run_id:
+        raise RunDirError(f"{out}: holds run {previous['run_id']}, not {run_id}; choose a new --out directory")
+    run_id = previous["run_id"] if previous else run_id or new_run_id(prepared.config)
+    cache = cache_for(prepared.config)
+    plan_live(prepared, cache, refresh=refresh, run_id=run_id)
+    check_budgets(prepared)
+
+    run = open_run(out, prepared, config_path, run_id, previous, refresh, options)
+    shards = shards_of(prepared)
+    todo = {s.name for s in pending_shards(run, shards, prepared.suites, stream)}
+    skipped = len(shards) - len(todo)
+    if skipped:
+        print(f"sweep: resuming {run.location}: {skipped} of {len(shards)} shards already finished", file=stream)
+    tasks = []
+    for shard in shards:
+        live = prepared.live.get(shard.system)
+        if live is None:
+            if shard.name in todo:
+                tasks.append(Task("items", shard, shard.size))
+            continue
+        keys = live.send.get((shard.suite, shard.index))
+        if keys is not None:  # results reach the store as each task ends: a crash loses only tasks in flight
+            per_task = prepared.config.sweep.texts_per_task
+            rows = live.send_rows[(shard.suite, shard.index)]
+            for part, first in enumerate(range(0, len(keys), per_task)):
+                chunk = keys[first:first + per_task]
+                span = (int(rows[first]), int(rows[first + len(chunk) - 1]) + 1)
+                tasks.append(Task("send", shard, len(chunk), chunk, part, span))
+        if shard.name in todo:
+            tasks.append(Task("write", shard, shard.size))
+    for system, live in prepared.live.items():
+        print(f"sweep: {system}: {live.unique:,} distinct texts, {live.cached:,} in the store, "
+              f"{live.sends:,} to send ({live.chars:,} characters)", file=stream)
+    outcome = Outcome()
+    if tasks:
+        live_tasks = any(t.system in prepared.live for t in tasks)
+        if live_tasks and cache.store.remote is False and run.remote is not None:
+            print(f"sweep: note: the translation store is on this machine's disk ({cache.root}); workers on other "
+                  f"nodes cannot reach it (set cache.path to an object-store URI or a shared path)", file=stream)
+        marker = cache.mark(run_id) if live_tasks else None  # each live worker checks it sees this store
+        try:
+            with ray_session(address):
+                outcome = execute(prepared, run, run_id, tasks, cache=cache, refresh=refresh, die_after=die_after,
+                                  progress=Progress(len(tasks), sum(t.units for t in tasks), stream=stream),
+                                  marker=marker)
+        finally:
+            if marker:
+                cache.unmark(marker)
+            run.remove_temporaries()  # left by workers killed mid-write (this driver holds the run's lock)
+    for system in {t.system for t in tasks if t.kind == "send"}:
+        cache.compact(prepared.live[system].identity)
+    return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)

@@ -1,0 +1,147 @@
+"""The cost guard: what a sweep would send to each system, after the translation store, its price,
+and how long the system's quota (requests/s, characters/min) makes it take — for sizing a cluster
+before paying."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from biaseval.run.plan import (
+    LivePlan,
+    Prepared,
+    Shard,
+    backend_of,
+    cache_for,
+    plan_live,
+    shards_of,
+)
+from biaseval.run.translation_store import KEY
+
+
+@dataclass(frozen=True)
+class SystemEstimate:
+    system: str
+    backend: str
+    items: int
+    unique: int | None  # distinct texts (live systems)
+    cached: int | None
+    to_send: int | None
+    chars: int
+    cost: float | None  # in the currency of price_per_million_chars
+    budget: int | None
+    requests: int | None = None  # provider requests the sweep makes when none fails (retries add to it)
+    quota_s: float | None = None  # the time its rate limits imply, at best
+    bound_by: str | None = None  # which limit sets that time: "requests/s" or "chars/min"
+
+    @property
+    def over_budget(self) -> bool:
+        return self.budget is not None and self.chars > self.budget
+
+
+def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimate]:
+    config = prepared.config
+    live = plan_live(prepared, cache_for(config), refresh=refresh, run_id=None)
+    shards = shards_of(prepared)
+    out = []
+    for system, cfg in config.systems.items():
+        items = prepared.size_of(system)
+        plan = live.get(system)
+        chars = plan.chars if plan else 0
+        price = cfg.price_per_million_chars
+        requests = quota = bound = None
+        if plan:
+            requests = planned_requests(prepared, plan, [s for s in shards if s.system == system])
+            quota, bound = quota_time(requests, chars, cfg.limits.requests_per_s, cfg.limits.chars_per_min)
+        out.append(SystemEstimate(
+            system, cfg.backend, items,
+            plan.unique if plan else None, plan.cached if plan else None, plan.sends if plan else None,
+            chars, chars / 1e6 * price if price is not None else None, cfg.max_chars, requests, quota, bound,
+        ))
+    return out
+
+
+def planned_requests(prepared: Prepared, plan: LivePlan, shards: list[Shard]) -> int:
+    """The requests a live system's sweep sends when none fails, counted the way it sends them: each
+    shard's texts to send go in tasks of at most ``sweep.texts_per_task`` (in the order of their keys),
+    and each task packs its texts per language pair (``TextTranslator.requests_for_task``)."""
+    if not shards:
+        return 0
+    cfg = prepared.config.systems[shards[0].system]
+    backend = backend_of(cfg)
+    options = backend.Options.model_validate(cfg.options)
+    per_task = prepared.config.sweep.texts_per_task
+    total = 0
+    for shard in shards:
+        keys = plan.send.get((shard.suite, shard.index))
+        if keys is None:
+            continue
+        items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
+        for start in range(0, len(keys), per_task):
+            texts = task_texts(items, plan.keys[(shard.suite, shard.index)], keys[start:start + per_task])
+            total += backend.requests_for_task(options, texts)
+    return total
+
+
+def task_texts(items: pl.DataFrame, item_keys: np.ndarray, keys: np.ndarray) -> pl.DataFrame:
+    """The texts one send task translates, as the worker picks them: the shard's items whose key it
+    sends, each distinct text once, in item order."""
+    texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
+    return texts.filter(pl.col("key_hash").is_in(pl.Series(keys).implode())).unique("key_hash", maintain_order=True)
+
+
+def quota_time(requests: int, chars: int, requests_per_s: float | None,
+               chars_per_min: float | None) -> tuple[float | None, str | None]:
+    """Seconds the rate limits imply for this work, and which limit binds (None: no limit set)."""
+    times = {}
+    if requests_per_s:
+        # the limiter never lets more than the limit into any 1-second window: a fractional rate above
+        # 1 is rounded down (2.5/s sends 2 in each second), so the time is planned at that rate
+        rate = math.floor(requests_per_s) if requests_per_s > 1 else requests_per_s
+        times["requests/s"] = requests / rate
+    if chars_per_min:
+        times["chars/min"] = chars / chars_per_min * 60
+    if not times:
+        return None, None
+    bound = max(times, key=times.get)
+    return times[bound], bound
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "no quota set"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def format_estimates(estimates: list[SystemEstimate]) -> str:
+    head = ("system", "backend", "items", "distinct texts", "in store", "to send", "requests", "characters",
+            "est. cost", "quota time", "budget")
+    rows = []
+    for e in estimates:
+        def n(v):
+            return "—" if v is None else f"{v:,}"
+        budget = "—" if e.budget is None else (f"{e.budget:,} OVER" if e.over_budget else f"{e.budget:,} ok")
+        quota = "—" if e.requests is None else duration(e.quota_s) + (f" ({e.bound_by})" if e.bound_by else "")
+        rows.append((e.system, e.backend, n(e.items), n(e.unique), n(e.cached), n(e.to_send),
+                     "—" if e.requests is None else f"≥{e.requests:,}", f"{e.chars:,}",
+                     "—" if e.cost is None else f"{e.cost:,.2f}", quota, budget))
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    total = sum(e.cost or 0 for e in estimates)
+    lines.append(f"items × systems: {sum(e.items for e in estimates):,} rows; characters to send: "
+                 f"{sum(e.chars for e in estimates):,}")
+    lines.append(f"total estimated cost: {total:,.2f} (systems without price_per_million_chars count 0)")
+    slowest = max((e for e in estimates if e.quota_s is not None), key=lambda e: e.quota_s, default=None)
+    if slowest is not None:
+        lines.append(f"quota time: systems run in parallel, so the sweep takes at least {duration(slowest.quota_s)} "
+                     f"({slowest.system}, bound by its {slowest.bound_by}); more actors do not beat a quota")
+    return "\n".join(lines)

@@ -1,0 +1,284 @@
+"""Running a sweep's tasks on Ray actors (``execute``): each system's actors get tasks as they
+start and finish them; a system's shards are written from the store only after all its texts were
+sent; a lost actor is replaced and its tasks rerun (``sweep.task_retries``); any other failure stops
+that system, keeping finished work, and the sweep ends with the resume message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from biaseval.errors import SweepFailed
+from biaseval.run.cluster import actor_bundle, actors_for, check_placement, unplaceable
+from biaseval.run.plan import Prepared, Shard
+from biaseval.run.rundir import RunDir
+from biaseval.run.translation_store import TranslationStore
+from biaseval.run.worker import ShardWorker
+from biaseval.suites import SUITES
+
+
+class Progress:
+    def __init__(self, total_tasks: int, total_units: int, stream=sys.stderr, every: float = 1.0):
+        self.total_tasks, self.total_units = total_tasks, total_units
+        self.tasks = self.units = 0
+        self.stream, self.every = stream, every
+        self.start = self.last = time.monotonic()
+
+    def advance(self, units: int) -> None:
+        self.tasks += 1
+        self.units += units
+        now = time.monotonic()
+        if now - self.last >= self.every or self.tasks == self.total_tasks:
+            self.last = now
+            elapsed = now - self.start
+            rate = self.units / elapsed if elapsed > 0 else 0.0
+            print(
+                f"sweep: {self.tasks}/{self.total_tasks} tasks, {self.units:,}/{self.total_units:,} rows and texts, "
+                f"{elapsed:.1f} s ({rate:,.0f}/s)",
+                file=self.stream, flush=True,
+            )
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of actor work on a shard: ``items`` (recorded), ``send`` or ``write`` (live)."""
+
+    kind: str
+    shard: Shard
+    units: int
+    keys: np.ndarray | None = None
+    part: int = 0  # a shard's texts go in several send tasks of at most sweep.texts_per_task each
+    rows: tuple[int, int] | None = None  # a send task's rows within the shard (it reads only those items)
+
+    @property
+    def system(self) -> str:
+        return self.shard.system
+
+    @property
+    def name(self) -> str:
+        return f"{self.shard.name} ({self.kind}{f' {self.part + 1}' if self.kind == 'send' else ''})"
+
+@dataclass
+class Outcome:
+    rows: int = 0  # item rows written
+    sent: int = 0  # texts sent
+    failed: int = 0  # item rows written without a translation
+
+def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, cache: TranslationStore,
+            refresh: bool = False, die_after: int | None = None, progress: Progress | None = None,
+            marker: str | None = None) -> Outcome:
+    """Run ``tasks`` on Ray actors, a system's ``write`` tasks only after all its ``send`` tasks;
+    raise SweepFailed (keeping finished work) if any fails.
+
+    Before anything is submitted, every system's actor must fit on some live node (``check_placement``),
+    and an actor gets tasks only once it has started (built its backend and, for a live system, found
+    the driver's ``marker`` in the translation store). An actor that dies (its process or its node
+    lost) is replaced and its tasks run again, each task at most ``sweep.task_retries`` more times; a
+    replacement that no live node can host is given up after ``sweep.placement_wait_s``. Other
+    failures (a backend that cannot start, an error in a task) stop that system's work at once."""
+    import ray
+    from ray.exceptions import RayActorError
+
+    from biaseval.translate.ratelimit import RateLimiter
+
+    config = prepared.config
+    check_placement(config, list({t.system for t in tasks}), stream=progress.stream if progress else sys.stderr)
+    ready: dict[str, deque[Task]] = {}
+    later: dict[str, deque[Task]] = {}
+    for task in tasks:
+        (later if task.kind == "write" else ready).setdefault(task.system, deque()).append(task)
+        ready.setdefault(task.system, deque())
+        later.setdefault(task.system, deque())
+    refs = {name: ray.put(data) for name, data in prepared.suites.items()}
+    cluster = ray.cluster_resources()  # for systems with actors: auto
+    worker_cls = ray.remote(ShardWorker)
+    limiter_cls = ray.remote(RateLimiter)
+    in_flight: dict[ray.ObjectRef, tuple[Task, object]] = {}
+    running: dict[object, int] = {}
+    parts: dict[str, list[str]] = {}  # shard -> store parts its send tasks wrote
+    sending: dict[str, int] = {system: 0 for system in ready}
+    retries: dict[str, int] = {}  # task name -> times it was run again after its actor died
+    starting: dict[ray.ObjectRef, tuple[str, object]] = {}  # an actor's ready() call -> (system, actor)
+    unplaced: dict[object, float] = {}  # starting actor -> since when no live node can host it
+    lost: dict[str, int] = {}  # system -> actors lost before they started
+    stopped: dict[str, str] = {}  # system -> why its work stopped
+    suites = {name: SUITES.get(name) for name in prepared.suites}
+    limiters: dict[str, object] = {}
+    actors: dict[str, list] = {}
+    outcome = Outcome()
+    failures: list[str] = []
+
+    def store_for(system: str) -> dict | None:
+        live = prepared.live.get(system)
+        if live is None:
+            return None
+        return {"root": cache.root, "options": dataclasses.asdict(cache.options), "marker": marker,
+                "identity": live.identity, "since": live.since}
+
+    def new_actor(system: str):
+        cfg = config.systems[system]
+        options = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus, "max_restarts": 0, "max_concurrency": 1}
+        if cfg.resources:
+            options["resources"] = dict(cfg.resources)
+        actor = worker_cls.options(**options).remote(
+            system, cfg.model_dump_json(), str(prepared.config_dir), run.location, run_id,
+            {s: suites[s] for s in prepared.coverage[system]}, store_for(system), limiters.get(system), die_after,
+            dataclasses.asdict(run.options))
+        running[actor] = 0
+        starting[actor.ready.remote()] = (system, actor)
+        return actor
+
+    def submit(actor, task: Task) -> None:
+        data = refs[task.shard.suite]
+        if task.kind == "items":
+            ref = actor.run_shard.remote(task.shard, data)
+        elif task.kind == "send":  # only the rows holding its texts are generated on the worker
+            lo, hi = task.rows
+            rows = dataclasses.replace(task.shard, start=task.shard.start + lo, stop=task.shard.start + hi)
+            ref = actor.send_shard.remote(rows, data, item_keys(task)[lo:hi], task.keys)
+            sending[task.system] += 1
+        else:
+            ref = actor.write_shard.remote(task.shard, data, item_keys(task), refresh, parts.get(task.shard.name, []))
+        in_flight[ref] = (task, actor)
+        running[actor] += 1
+
+    def item_keys(task: Task) -> np.ndarray:
+        return prepared.live[task.system].keys[(task.shard.suite, task.shard.index)]
+
+    def next_task(system: str) -> Task | None:
+        if not ready[system] and sending[system] == 0 and later[system]:
+            ready[system], later[system] = later[system], deque()
+        return ready[system].popleft() if ready[system] else None
+
+    def fill(system: str) -> None:
+        if system in stopped:
+            return
+        waiting = {actor for _, actor in starting.values()}
+        for actor in actors[system]:
+            if actor in waiting:
+                continue
+            while running[actor] < config.sweep.in_flight and (task := next_task(system)) is not None:
+                submit(actor, task)
+
+    def stop(system: str, why: str, *, kill: bool = False) -> None:
+        """No more work for this system (tasks in flight still finish, unless ``kill``); its finished
+        shards and stored translations stay."""
+        if system not in stopped:
+            stopped[system] = why
+            failures.append(why)
+        ready[system].clear()
+        later[system].clear()
+        for ref in [ref for ref, (s, _) in starting.items() if s == system]:
+            del starting[ref]
+        if kill:
+            for handle in actors[system]:
+                ray.kill(handle)
+
+    def replace(system: str, dead) -> None:
+        if dead in actors[system]:
+            actors[system].remove(dead)
+            actors[system].append(new_actor(system))
+            print(f"sweep: {system}: an actor was lost; a new one takes over its tasks", file=sys.stderr, flush=True)
+
+    def started(ref) -> None:
+        system, actor = starting.pop(ref)
+        unplaced.pop(actor, None)
+        try:
+            ray.get(ref)
+        except RayActorError as exc:
+            if exc.actor_init_failed or lost.get(system, 0) >= config.sweep.task_retries:
+                stop(system, f"{system}: its worker could not start: {_describe(exc)}")
+                return
+            lost[system] = lost.get(system, 0) + 1
+            replace(system, actor)
+            return
+        except Exception as exc:  # noqa: BLE001 - reported with the system named
+            stop(system, f"{system}: its worker could not start: {_describe(exc)}")
+            return
+        fill(system)
+
+    def watch_placement() -> None:
+        """Actors not started yet whose resources no live node has: given up after placement_wait_s."""
+        if not starting:
+            return
+        nodes = ray.nodes()
+        for ref, (system, actor) in list(starting.items()):
+            if ref not in starting:
+                continue  # its system was stopped meanwhile
+            missing = unplaceable(actor_bundle(config.systems[system]), nodes)
+            if missing is None:
+                unplaced.pop(actor, None)
+            elif actor not in unplaced:
+                unplaced[actor] = time.monotonic()
+            elif time.monotonic() - unplaced[actor] >= config.sweep.placement_wait_s:
+                stop(system, f"{system}: no live node can host its actor any more ({missing}); waited "
+                             f"{config.sweep.placement_wait_s:g} s (sweep.placement_wait_s)", kill=True)
+
+    for system in ready:
+        cfg = config.systems[system]
+        if cfg.limits.requests_per_s or cfg.limits.chars_per_min:
+            limiters[system] = limiter_cls.options(num_cpus=0).remote(
+                cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s)
+        count = min(actors_for(cfg, cluster), len(ready[system]) + len(later[system]))
+        actors[system] = [new_actor(system) for _ in range(count)]
+
+    while in_flight or starting:
+        done, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=1.0)
+        if not done:
+            watch_placement()
+            continue
+        if done[0] in starting:
+            started(done[0])
+            continue
+        task, actor = in_flight.pop(done[0])
+        running[actor] -= 1
+        if task.kind == "send":
+            sending[task.system] -= 1
+        try:
+            units, failed, *written = ray.get(done[0])
+        except RayActorError as exc:  # the actor's process or node is gone; its work may run again
+            tries = retries.get(task.name, 0)
+            if task.system in stopped or exc.actor_init_failed or tries >= config.sweep.task_retries:
+                stop(task.system, f"{task.name}: {_describe(exc)}" + (
+                    f" (after {tries} retries: sweep.task_retries)" if tries and not exc.actor_init_failed else ""))
+                continue
+            retries[task.name] = tries + 1
+            replace(task.system, actor)
+            (later if task.kind == "write" else ready)[task.system].appendleft(task)
+            fill(task.system)
+            continue
+        except Exception as exc:  # noqa: BLE001 - reported below with the task named
+            stop(task.system, f"{task.name}: {_describe(exc)}")
+            continue
+        if task.kind == "send":
+            outcome.sent += units
+            if written and written[0]:
+                parts.setdefault(task.shard.name, []).append(written[0])
+        else:
+            outcome.rows += units
+            outcome.failed += failed
+        if progress:
+            progress.advance(units)
+        fill(task.system)
+    for handle in [a for system_actors in actors.values() for a in system_actors] + list(limiters.values()):
+        ray.kill(handle)
+    if failures:
+        raise SweepFailed(
+            f"{len(failures)} task(s) failed; finished shards and translations are kept ({run.shards.location}, "
+            f"{cache.root}) and a rerun of the same command resumes from them. First failure: {failures[0]}"
+        )
+    return outcome
+
+def _describe(exc: BaseException) -> str:
+    from biaseval.translate.credentials import redact
+
+    cause = getattr(exc, "cause", None)
+    if cause is not None and cause is not exc:
+        return redact(f"{type(cause).__name__}: {cause}")
+    text = str(exc).strip().splitlines()
+    return redact(f"{type(exc).__name__}: {text[-1] if text else ''}")

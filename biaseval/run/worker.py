@@ -1,0 +1,133 @@
+"""The Ray actor that hosts one system's backend (``ShardWorker``) and does a sweep's tasks: writes
+a recorded system's shards, sends a live system's texts into the translation store, and writes a
+live system's shards from the store.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from biaseval.config import SystemConfig
+from biaseval.run.filesystem import StoreOptions
+from biaseval.run.plan import Shard, build_translator
+from biaseval.run.rows import SHARD_ERRORS, live_table, translation_table
+from biaseval.run.rundir import SHARD_KEY, RunDir
+from biaseval.run.translation_store import KEY, STORE_SCHEMA, TranslationStore
+from biaseval.suites import SUITES, SuiteData
+from biaseval.translate import TextTranslator
+from biaseval.translate.runner import RequestRunner, RetryPolicy
+
+
+class ShardWorker:
+    """Hosts one system's backend inside a Ray actor.
+
+    ``run_shard`` (recorded systems) turns a shard of items into a Parquet file. For live systems,
+    ``send_shard`` sends the texts a shard owns (retries, shared rate limit) and appends the results
+    to the translation store; ``write_shard`` then writes the shard's rows from the store.
+    ``die_after`` (testing only) makes the process exit after that many tasks, as a crashed worker
+    would, to show that a rerun resumes cleanly.
+    """
+
+    def __init__(self, system: str, cfg_json: str, config_dir: str, run_root: str, run_id: str,
+                 suites: dict, store: dict | None = None, limiter=None, die_after: int | None = None,
+                 run_options: dict | None = None):
+        """``store`` (live systems): the translation store's ``root`` and ``options``, the system's
+        ``identity`` and ``since`` (as the driver computed them) and the ``marker`` the driver left in
+        the store, checked before anything else so that a store this node cannot see fails here."""
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
+        for suite in suites.values():  # template suites live in the driver's registry only
+            SUITES.put(suite.name, suite)
+        self.system = system
+        self.cfg = SystemConfig.model_validate_json(cfg_json)
+        self.cache = self.identity = self.since = None
+        if store is not None:
+            self.cache = TranslationStore(store["root"], StoreOptions(**store["options"]))
+            self.cache.check_reachable(store["marker"], f"node {node}")
+            self.identity, self.since = store["identity"], store["since"]
+        self.translator = build_translator(system, self.cfg, Path(config_dir))
+        if isinstance(self.translator, TextTranslator):
+            self.translator.load()
+        self.run = RunDir(run_root, StoreOptions(**(run_options or {})))
+        self.run_id = run_id
+        self.limiter = limiter
+        self.die_after = die_after
+        self.done = 0
+        # one line in this worker's log: which system it hosts, on which node (placement is checkable)
+        print(f"biaseval: ShardWorker {system} on node {node} pid {os.getpid()}", flush=True)
+
+    def ready(self) -> str:
+        """Answers once the backend is built and loaded (the driver watches actors that never start)."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+
+    def _finished(self) -> None:
+        self.done += 1
+        if self.die_after is not None and self.done >= self.die_after:
+            os._exit(1)
+
+    def _write(self, shard: Shard, table: pa.Table, errors: int) -> None:
+        self.run.write_shard(self.run.shard_path(shard.system, shard.suite, shard.index), table,
+                             {SHARD_KEY: shard.key.encode(), SHARD_ERRORS: str(errors).encode()})
+
+    def run_shard(self, shard: Shard, data: SuiteData) -> tuple[int, int]:
+        items = data.slice(shard.start, shard.stop)
+        translations, errors = self.translator.translate_items_with_errors(items)
+        table = translation_table(items, translations, self.system, self.cfg.version, self.run_id, errors=errors)
+        self._write(shard, table, 0)
+        self._finished()
+        return table.num_rows, 0
+
+    def send_shard(self, shard: Shard, data: SuiteData, item_keys: np.ndarray, keys: np.ndarray) -> tuple[int, int]:
+        """``item_keys``: the keys of the shard's items, in order (the driver has them already);
+        ``keys``: those this shard sends."""
+        import ray
+
+        items = data.slice(shard.start, shard.stop)
+        texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
+        texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys).implode())).unique("key_hash", maintain_order=True)
+        limiter = self.limiter
+        # the limiter answers when a request may go (it decides and records the start then)
+        acquire = (lambda requests, chars: ray.get(limiter.acquire.remote(requests, chars))) if limiter else None
+        pause = (lambda seconds: limiter.pause.remote(seconds)) if limiter else None
+        retry = self.cfg.retry
+        runner = RequestRunner(self.translator,
+                            RetryPolicy(retry.max_attempts, retry.backoff_s, retry.max_backoff_s, retry.timeout_s),
+                            acquire=acquire, pause=pause, concurrency=self.cfg.concurrency)
+        parts, failed = [], 0
+        for (src, tgt), group in texts.group_by(["src_lang", "tgt_lang"], maintain_order=True):
+            sources = group["source"].to_list()
+            results = runner.translate(sources, src, tgt)
+            failed += sum(r.translation is None for r in results)
+            parts.append(pa.table({
+                "key_hash": group["key_hash"].to_arrow(),
+                "src_lang": [src] * len(sources), "tgt_lang": [tgt] * len(sources), "source": sources,
+                "translation": [r.translation for r in results], "error": [r.error for r in results],
+                "attempts": pa.array([r.attempts for r in results], pa.int32()),
+                "model": [r.model for r in results],
+                "provider": [self.translator.provider] * len(sources),
+                "system_version": [self.cfg.version] * len(sources),
+                "run_id": [self.run_id] * len(sources),
+                "translated_at": pa.array([r.translated_at for r in results], pa.timestamp("us", tz="UTC")),
+            }, schema=STORE_SCHEMA))
+        part = self.cache.append(self.identity, pa.concat_tables(parts)) if parts else None
+        self._finished()
+        return texts.height, failed, str(part) if part else None
+
+    def write_shard(self, shard: Shard, data: SuiteData, item_keys: np.ndarray, refresh: bool,
+                    first: list[str]) -> tuple[int, int]:
+        items = data.slice(shard.start, shard.stop)
+        found, failed = self.cache.latest(self.identity, items, item_keys, run_id=self.run_id if refresh else None,
+                                          first=first, since=self.since)
+        table = live_table(items, item_keys, found, failed, self.system, self.cfg.version, self.run_id)
+        errors = table.num_rows - len(table.column("translation").drop_null())
+        self._write(shard, table, errors)
+        self._finished()
+        return table.num_rows, errors

@@ -1,0 +1,132 @@
+"""Sending texts to a live backend (``RequestRunner``): requests packed within the provider's
+limits, sent under the shared rate limit, retried with exponential backoff and full jitter when the
+backend calls a failure transient (honouring Retry-After), a batch that fails for good split to
+isolate the texts at fault. Every text ends with a translation or a recorded error.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable, Sequence
+
+from biaseval.translate.base import TextTranslator
+from biaseval.translate.credentials import redact
+from biaseval.translate.packing import Batch, pack
+
+
+@dataclass
+class TextResult:
+    translation: str | None
+    error: str | None
+    attempts: int
+    model: str | None
+    translated_at: datetime
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 6
+    backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    timeout_s: float = 60.0
+
+    def backoff(self, attempt: int, rng: random.Random) -> float:
+        """Full jitter: uniform in [0, min(cap, base * 2**(attempt-1))]."""
+        return rng.uniform(0, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1)))
+
+class RequestRunner:
+    """Translates texts with one backend under a policy and a rate limit; never drops a text."""
+
+    def __init__(self, translator: TextTranslator, policy: RetryPolicy = RetryPolicy(),
+                 acquire: Callable[[int, int], None] | None = None, concurrency: int = 1,
+                 sleep: Callable[[float], None] = time.sleep, seed: int | None = None,
+                 pause: Callable[[float], None] | None = None, clock: Callable[[], float] = time.monotonic):
+        self.translator = translator
+        self.policy = policy
+        self.acquire = acquire or (lambda requests, chars: None)  # blocks until the request may go
+        self.pause = pause or (lambda seconds: None)  # tells the shared limiter about a Retry-After
+        self.concurrency = concurrency
+        self.sleep = sleep
+        self.clock = clock
+        self.rng = random.Random(seed)
+        self.requests = 0  # requests sent, successful or not
+
+    def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[TextResult]:
+        limits = self.translator.limits()
+        results: list[TextResult | None] = [None] * len(texts)
+        batches = pack(texts, limits)
+
+        def run(batch: Batch) -> None:
+            if batch.too_long:
+                results[batch.indices[0]] = TextResult(
+                    None, f"text of {batch.units} {limits.unit} is over the provider's per-request limit of "
+                          f"{limits.max_units}", 0, None, _now())
+                return
+            batch_texts = [texts[i] for i in batch.indices]
+            budget = [2 * math.ceil(math.log2(len(batch_texts) + 1)) + 2]
+            for i, result in zip(batch.indices, self._send(batch_texts, src, tgt, budget)):
+                results[i] = result
+
+        if self.concurrency > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(self.concurrency) as pool:
+                list(pool.map(run, batches))
+        else:
+            for batch in batches:
+                run(batch)
+        return results  # type: ignore[return-value]
+
+    def _send(self, texts: list[str], src: str, tgt: str, budget: list[int], carried: int = 0) -> list[TextResult]:
+        """One batch with retries. A permanent failure of several texts is bisected to isolate the
+        texts at fault, within ``budget`` permanent failures per batch: a failure that is not about
+        particular texts (a wrong language pair, a revoked key) ends the batch quickly.
+
+        ``carried``: requests that already carried these texts (those of the batch they were split
+        from), so that a text's ``attempts`` counts every request it was part of."""
+        chars = sum(len(t) for t in texts)
+        attempt = 0
+        while True:
+            attempt += 1
+            self.acquire(self.translator.requests_for(texts), chars)
+            self.requests += 1
+            try:
+                out = self.translator.translate_batch(texts, src, tgt, timeout=self.policy.timeout_s)
+                if len(out.translations) != len(texts):
+                    raise RuntimeError(f"provider returned {len(out.translations)} translations for {len(texts)} texts")
+                now = _now()
+                return [TextResult(t, None, carried + attempt, out.model, now) for t in out.translations]
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded result or a retry
+                received = self.clock()
+                advice = self.translator.classify(exc)
+                sent = carried + attempt
+                if advice is not None and advice.after is not None:
+                    # the quota is the system's: every actor holds off until the Retry-After has
+                    # elapsed since the answer came (not since the limiter hears of it)
+                    self.pause(max(0.0, advice.after - (self.clock() - received)))
+                if advice is None:
+                    budget[0] -= 1
+                if advice is None and len(texts) > 1 and budget[0] > 0:
+                    half = len(texts) // 2
+                    first = self._send(texts[:half], src, tgt, budget, sent)
+                    if budget[0] <= 0:  # no budget left: the rest fails with the same error, unsent again
+                        error = next((r.error for r in first if r.error), None) or _message(exc, None, attempt)
+                        return first + [TextResult(None, error, sent, None, _now()) for _ in texts[half:]]
+                    return first + self._send(texts[half:], src, tgt, budget, sent)
+                if advice is None or attempt >= self.policy.max_attempts:
+                    message = _message(exc, advice, attempt)
+                    return [TextResult(None, message, sent, None, _now()) for _ in texts]
+                wait = self.policy.backoff(attempt, self.rng)
+                if advice.after is not None:
+                    wait = max(wait, advice.after - (self.clock() - received))
+                if wait > 0:
+                    self.sleep(wait)
+
+def _message(exc: BaseException, advice, attempt: int) -> str:
+    message = redact(f"{type(exc).__name__}: {exc}".strip())[:2000]
+    return f"gave up after {attempt} attempts: {message}" if advice is not None else message
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
