@@ -215,11 +215,6 @@ class RunConfig(_Frozen):
         chosen = {known.get(name, "--systems"): self.systems[name] for name in names}
         return self.model_copy(update={"systems": chosen})
 
-    def store_options(self):
-        from biaseval.run.filesystem import StoreOptions
-
-        return StoreOptions(endpoint=self.output.endpoint, region=self.output.region)
-
     def config_hash(self) -> str:
         # where results are stored does not change them
         blob = json.dumps(self.model_dump(mode="json", exclude={"output"}), sort_keys=True, separators=(",", ":"))

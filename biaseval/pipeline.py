@@ -16,6 +16,7 @@ from biaseval.metrics.scoring import score_run
 from biaseval.report import published as published_results
 from biaseval.report.html import render_html
 from biaseval.report.markdown import read_failures, read_reasons, render
+from biaseval.report.plots import embedding_scatter
 from biaseval.run.driver import SweepResult, run_translations
 from biaseval.run.filesystem import StoreOptions, os_error
 from biaseval.run.lock import run_lock
@@ -52,9 +53,11 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
     failures = read_failures(run.labels)
     embedding = None
     if (run.root / "embedding_bins.parquet").exists():
+        words = pl.read_parquet(run.root / "embedding_bias.parquet")
+        embedding_scatter(words, run.root / "plots")
         embedding = {"bins": pl.read_parquet(run.root / "embedding_bins.parquet"),
                      "shift": pl.read_parquet(run.root / "gender_shift.parquet"),
-                     "words": pl.read_parquet(run.root / "embedding_bias.parquet"),
+                     "words": words,
                      "plots": sorted(str(p.relative_to(run.root)) for p in (run.root / "plots").glob("embedding-*.png"))}
     reasons = read_reasons(run.labels, run.items) if run.items.exists() else None
     write_text_atomic(run.report, render(metrics, info, published, failures, embedding, reasons))
@@ -84,7 +87,7 @@ def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None
     start = time.monotonic()
     config_path = Path(config_path)
     config = _config(config_path, systems)
-    options = config.store_options()
+    options = StoreOptions.of(config)
     RunDir(out, options).check_writable()  # before any work: a read-only --out, a file in the way
     with run_lock(out, options, stream=stream, run_id=run_id), _full_disk_named(out):
         prepared = prepare(config, config_path.resolve().parent)

@@ -316,14 +316,12 @@ def pairwise_metrics(run: RunDir, config: RunConfig) -> pl.DataFrame:
 
 
 def embedding_outputs(run: RunDir, rows: pl.DataFrame, config: RunConfig, config_dir: Path) -> pl.DataFrame:
-    """The embedding-bias study of the run's word-list suites: its tables and plots written beside
-    the other results; returns its metrics."""
+    """The embedding-bias study of the run's word-list suites: its tables written beside the other
+    results (the report draws its plots); returns its metrics."""
     from biaseval.metrics.embedding_study import study
-    from biaseval.report.plots import embedding_scatter
 
     result = study(rows, config, config_dir)
     write_parquet_atomic(result.features.to_arrow(), run.root / "embedding_bias.parquet")
     write_parquet_atomic(result.bins.to_arrow(), run.root / "embedding_bins.parquet")
     write_parquet_atomic(result.shift.to_arrow(), run.root / "gender_shift.parquet")
-    embedding_scatter(result.features, run.root / "plots")
     return result.metrics

@@ -159,7 +159,7 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
     """``run_id``: the id a new run gets (default: a fresh one; the monitor passes its own). A resumed
     run keeps the id it has, and refuses another."""
     start = time.monotonic()
-    options = prepared.config.store_options()
+    options = StoreOptions.of(prepared.config)
     previous = existing_run(out, options)
     if refresh and previous is not None and not previous.get("refresh"):
         raise RunDirError(f"{out}: --refresh needs a new --out directory (this one holds a run that used the cache)")

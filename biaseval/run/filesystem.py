@@ -123,6 +123,11 @@ class StoreOptions:
         return cls(endpoint=os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None,
                    region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None)
 
+    @classmethod
+    def of(cls, config) -> "StoreOptions":
+        """A run config's ``output:`` settings (``RunConfig.output``)."""
+        return cls(endpoint=config.output.endpoint, region=config.output.region)
+
     def merged(self, other: "StoreOptions | None") -> "StoreOptions":
         if other is None:
             return self

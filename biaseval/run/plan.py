@@ -19,6 +19,7 @@ import numpy as np
 
 from biaseval.config import RunConfig, SystemConfig, resolve_suites
 from biaseval.errors import BiasevalError, RunDirError
+from biaseval.run.filesystem import StoreOptions
 from biaseval.run.keys import key_hashes
 from biaseval.run.rundir import RunDir
 from biaseval.run.translation_store import TranslationStore, system_identity
@@ -107,7 +108,7 @@ def prepare(config: RunConfig, config_dir: Path) -> Prepared:
 def cache_for(config: RunConfig) -> TranslationStore:
     """The translation store: ``cache.path`` (a path or an object-store URI, reached with the
     ``output`` settings), else the local default under $BIASEVAL_CACHE_DIR."""
-    return TranslationStore(config.cache.path, config.store_options())
+    return TranslationStore(config.cache.path, StoreOptions.of(config))
 
 def system_key(cfg: SystemConfig) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode()).hexdigest()

@@ -1,5 +1,8 @@
-"""Test suites. Built-in file suites register on import; template suites are YAML files found by
-name in ``<config dir>/suites/`` (then among those shipped in ``biaseval/data/suites/``), or given as a path."""
+"""Test suites: what items a run translates and their gold labels. Built-in file suites register on
+import; template suites are YAML files found by name in ``<config dir>/suites/`` (then among those
+shipped in ``biaseval/data/suites/``), or given as a path. Imports ``data`` only (and ``errors``,
+``registry``).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Translation backends. Importing this package registers the built-in ones in ``TRANSLATORS``."""
+"""Translating texts: what a backend is (``base``), texts packed into requests (``packing``), rate
+limits kept in every window (``ratelimit``), retries and bisection of failing batches (``runner``),
+credentials kept out of logs and off clear-text links (``credentials``), and the backends
+(``backends/``; importing this package registers them in ``TRANSLATORS``). Imports ``suites``,
+``data``, ``errors``, ``registry``; never ``run``.
+"""
 
 from biaseval.errors import MissingExtra
 from biaseval.translate.backends import (  # noqa: F401  (registration)
