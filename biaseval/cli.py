@@ -165,15 +165,18 @@ def validate(config_path: Path, data: bool) -> None:
 @click.argument("kind", type=click.Choice(["suites", "backends", "detectors", "datasets"]))
 def list_(kind: str) -> None:
     """List the registered suites, backends, detectors or datasets."""
-    if kind == "suites":
-        from biaseval.suites import BUILTIN_SUITES, SUITES, resolve_suite
+    if kind == "suites":  # from the registry and the suite files alone: no dataset is read
+        from biaseval.suites import BUILTIN, BUILTIN_SUITES
+        from biaseval.suites.template import summarize
 
-        for path in sorted(BUILTIN_SUITES.glob("*.yaml")):
-            resolve_suite(path.stem, BUILTIN_SUITES.parent)
-        for name, s in SUITES.items():
-            detectors = ", ".join(f"{t}: {d}" for t, d in s.detectors.items())
-            click.echo(f"{name:12s} {s.src_lang}->{','.join(s.targets)}  {len(s.subsets)} subsets  "
-                       f"scorer {s.scorer}  detectors {detectors}")
+        rows = [(name, s.src_lang, s.targets, len(s.subsets), s.scorer, s.detectors, f"dataset {s.dataset}")
+                for name, s in BUILTIN.items()]
+        rows += [(x.name, x.src_lang, x.targets, x.subsets, x.scorer, x.detectors, x.needs)
+                 for x in map(summarize, BUILTIN_SUITES.glob("*.yaml"))]
+        for name, src, targets, subsets, scorer, detectors, needs in sorted(rows):
+            named = ", ".join(f"{t}: {d}" for t, d in detectors.items())
+            click.echo(f"{name:12s} {src}->{','.join(targets)}  {subsets} subsets  scorer {scorer}  "
+                       f"detectors {named}  (reads {needs})")
     elif kind == "backends":
         from biaseval.translate import TRANSLATORS
 

@@ -86,6 +86,36 @@ class TemplateSpec(_Strict):
         return [field for _, field, _, _ in string.Formatter().parse(self.template) if field is not None]
 
 
+@dataclass(frozen=True)
+class SuiteSummary:
+    """What a suite file says about itself, read from the YAML alone (no dataset, no lexicon)."""
+
+    name: str
+    src_lang: str
+    targets: tuple[str, ...]
+    subsets: int
+    scorer: str
+    detectors: dict[str, str]
+    needs: str  # the data it reads when a run loads it
+
+
+def summarize(path: str | Path) -> SuiteSummary:
+    """A suite file's name, languages, subsets, scorer and detectors — without loading its data."""
+    doc = read_yaml(path, "suite")
+    if doc.data.get("kind") == "words":
+        from biaseval.suites.wordlist import CLASSES, WordListSpec
+
+        spec = doc.validate(WordListSpec)
+        needs = "the Bolukbasi et al. word lists (dataset debiaswe)" if spec.words == "bolukbasi" else spec.words
+        return SuiteSummary(spec.name, spec.src_lang, spec.targets, len(CLASSES), "embedding",
+                            dict(spec.detectors), needs)
+    spec = doc.validate(TemplateSpec)
+    subsets = {spec.subset.format(target=t, variant=v.name) for t in spec.targets for v in spec.variants}
+    occ = spec.occupations
+    needs = f"dataset {occ.dataset} ({occ.file})" if occ.dataset else f"the lexicon {Path(occ.lexicon).name}"
+    return SuiteSummary(spec.name, spec.src_lang, spec.targets, len(subsets), spec.scorer, dict(spec.detectors), needs)
+
+
 def load_template(path: str | Path, lexicon: str | Path | None = None) -> Suite:
     """Read, validate and compile a suite file (a template, or a word list with ``kind: words``);
     errors name the file, line and field. ``lexicon`` replaces a template's own lexicon (a run's

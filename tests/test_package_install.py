@@ -1,0 +1,51 @@
+"""biaseval installed the way users install it: `pip install .` into a fresh virtual environment,
+then used from another folder — the built-in suites and the occupation lexicon travel as package
+data, and listing or validating needs no dataset and no checkout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import venv
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+def _run(args: list, cwd: Path, env: dict, timeout: int = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_pip_install_into_a_fresh_venv_then_list_and_validate_elsewhere(tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BIASEVAL_DATA", "PYTHONPATH", "VIRTUAL_ENV"))}
+    env.update(BIASEVAL_OFFLINE="1", BIASEVAL_CACHE_DIR=str(tmp_path / "cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    installed = _run([python, "-m", "pip", "install", "--quiet", str(REPO)], tmp_path, env)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    biaseval = env_dir / "bin" / "biaseval"
+
+    where = _run([python, "-c", "import biaseval; print(biaseval.__file__)"], elsewhere, env)
+    assert str(env_dir) in where.stdout and str(REPO) not in where.stdout, where.stdout + where.stderr
+
+    listed = _run([biaseval, "list", "suites"], elsewhere, env)
+    assert listed.returncode == 0, listed.stderr
+    names = {line.split()[0] for line in listed.stdout.splitlines()}
+    assert {"otsc-en", "otsc-hi", "gender-words-en-it", "tgbi-hi", "winomt-hi", "winomt-en"} <= names
+    for kind in ("backends", "detectors", "datasets"):
+        assert _run([biaseval, "list", kind], elsewhere, env).returncode == 0, kind
+
+    config = elsewhere / "smoke.yaml"
+    config.write_text(yaml.safe_dump({"name": "smoke", "suites": ["otsc-en"],
+                                      "systems": {"copy": {"backend": "identity", "version": "v1"}}}), encoding="utf-8")
+    checked = _run([biaseval, "validate", "--config", config], elsewhere, env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"{config}: ok" in checked.stdout and "item × system rows" in checked.stdout
