@@ -22,18 +22,16 @@ from biaseval.translate.runner import RequestRunner, RetryPolicy
 from biaseval.translate.base import TRANSLATORS
 from biaseval.errors import MissingExtra
 from biaseval.translate.backends.ct2 import CT2Translator
-from biaseval.translate.backends.hf import (
-    HFTranslator,
-    ModelLoadError,
-    TextCodec,
-    check_pairs,
-    commit_of,
+from biaseval.translate.backends.hf import HFTranslator, length_sorted_chunks
+from biaseval.translate.local_models.codec import TextCodec
+from biaseval.translate.local_models.languages import (
     detect_family,
     indictrans_input,
-    length_sorted_chunks,
     marian_target_token,
     model_language_code,
 )
+from biaseval.translate.local_models.location import commit_of
+from biaseval.translate.local_models.translator import ModelLoadError, check_pairs
 
 sys.path.insert(0, str(Path(__file__).parent))
 from tiny_mt import PAIRS, build_tiny_marian, build_tiny_nllb, convert_to_ct2  # noqa: E402
@@ -416,9 +414,9 @@ class FakeIndicProcessor:
 def test_indictrans2_with_indic_processor(monkeypatch):
     from transformers import NllbTokenizer
 
-    from biaseval.translate.backends import hf as hf_module
+    from biaseval.translate.local_models import codec as codec_module
 
-    monkeypatch.setattr(hf_module, "import_indic_processor", lambda: (FakeIndicProcessor, "0-test"))
+    monkeypatch.setattr(codec_module, "import_indic_processor", lambda: (FakeIndicProcessor, "0-test"))
     codec = TextCodec(NllbTokenizer(), "indictrans2", {})
     assert codec.preprocessing == "IndicProcessor (IndicTransToolkit 0-test)"
     with codec.request("en", "hi") as request:

@@ -10,8 +10,9 @@ Configured per system::
 
 Convert a transformers checkpoint with ``ct2-transformers-converter --model ID --output_dir DIR
 --copy_files tokenizer_config.json ...`` (or ``ctranslate2.converters.TransformersConverter``).
-Tokenization, language tags and decoding are those of the ``hf`` backend (``hf.TextCodec``), so
-the two backends see the same inputs; the target tag of NLLB and M2M-100 is a target prefix here.
+Tokenization, language tags and decoding are those of the ``hf`` backend (both use
+``biaseval.translate.local_models``), so the two backends see the same inputs; the target tag of
+NLLB and M2M-100 is a target prefix here.
 The weights and the tokenizer are loaded once per backend instance, on first use.
 """
 
@@ -24,14 +25,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from biaseval.errors import ConfigError
-from biaseval.translate.backends.hf import (
-    LocalModelTranslator,
-    ModelLocation,
-    TextCodec,
-    sane_length,
-    sha256_of_files,
-)
 from biaseval.translate.base import TRANSLATORS, BatchOutput
+from biaseval.translate.local_models.codec import TextCodec, sane_length
+from biaseval.translate.local_models.location import ModelLocation, sha256_of_files
+from biaseval.translate.local_models.translator import LocalModelTranslator
 
 _TOKENIZER_FILES = ("tokenizer_config.json", "tokenizer.json")
 
