@@ -1,5 +1,5 @@
-"""The Spanish, French and Italian entity-gender analysers (biaseval/label/analysers/romance.py), with
-the real Apertium analysers of the Debian packages apertium-eng-spa, apertium-fra-cat and
+"""The Spanish, French and Italian entity-gender analysers (biaseval/label/analysers/romance.py; the
+lt-proc stream in lt_proc.py, the word data in romance_words.py), with the real Apertium analysers of the Debian packages apertium-eng-spa, apertium-fra-cat and
 apertium-spa-ita: hand-written cases for every rule and reason, hand-checked lines of recorded Google
 Translate output (mt_gender), one live Apertium English->Spanish translation, the missing-analyser
 errors, and the one-process-per-corpus speed.
@@ -20,15 +20,9 @@ import pytest
 
 from biaseval.label.analysers import MissingAnalyser, Reading, analyser_for
 from biaseval.label.analysers.base import REASONS
-from biaseval.label.analysers.romance import (
-    APERTIUM_DIR_ENV,
-    French,
-    Italian,
-    Spanish,
-    load_word_data,
-    run_analyser,
-    word_data,
-)
+from biaseval.label.analysers.lt_proc import APERTIUM_DIR_ENV, run_analyser
+from biaseval.label.analysers.romance import French, Italian, Spanish
+from biaseval.label.analysers.romance_words import load_word_data, word_data
 from biaseval.errors import ConfigError
 from biaseval.label.tokens import tokenize
 

@@ -2,17 +2,16 @@
 ``Italian``).
 
 Nouns are analysed by Apertium's morphological analysers, run with ``lt-proc`` once per corpus (all
-the distinct words near the aligned spans go through one process): ``spa-eng.automorf.bin``
-(Debian package apertium-eng-spa), ``fra-cat.automorf.bin`` (apertium-fra-cat) and
-``ita-spa.automorf.bin`` (apertium-spa-ita). They are looked for in ``/usr/share/apertium/<package>/``,
-``/usr/local/share/apertium/<package>/`` and ``<lt-proc's prefix>/share/apertium/<package>/``, or only in
-``$BIASEVAL_APERTIUM_DIR`` (directly or in its ``<package>/`` subdirectory) when that is set. A missing
-``lt-proc`` or analyser raises ``MissingAnalyser`` naming the package to install; there is no fallback.
+the distinct words near the aligned spans go through one process; ``lt_proc``):
+``spa-eng.automorf.bin`` (Debian package apertium-eng-spa), ``fra-cat.automorf.bin``
+(apertium-fra-cat) and ``ita-spa.automorf.bin`` (apertium-spa-ita), found where ``lt_proc`` says. A
+missing ``lt-proc`` or analyser raises ``MissingAnalyser`` naming the package to install; there is
+no fallback.
 
 Closed-class words (articles, contracted and elided forms, demonstratives, possessives, quantifiers,
-indefinite pronouns, gender-neutral nouns) come from ``biaseval/data/entity_gender/<lang>.yaml``,
-where each choice is documented. Words are compared in lower case with typographic apostrophes read
-as ``'``.
+indefinite pronouns, gender-neutral nouns) come from ``biaseval/data/entity_gender/<lang>.yaml``
+(read by ``romance_words``), where each choice is documented. Words are compared in lower case with
+typographic apostrophes read as ``'``.
 
 The rules, for one row (target tokens, indices of the tokens aligned to the entity)
 ------------------------------------------------------------------------------------
@@ -83,270 +82,25 @@ read by their last part.
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
-import unicodedata
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import ClassVar, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict
-
-from biaseval.data.yamlio import read_yaml
 from biaseval.label.analysers.base import (
     NO_ALIGNMENT,
     GenderAnalyser,
     MissingAnalyser,
     Reading,
 )
+from biaseval.label.analysers.lt_proc import APERTIUM_DIR_ENV, Analysis, find_automorf, run_analyser
+from biaseval.label.analysers.romance_words import WordData, normalise, word_data
 
-APERTIUM_DIR_ENV = "BIASEVAL_APERTIUM_DIR"
-DEFAULT_DIRS = (Path("/usr/share/apertium"), Path("/usr/local/share/apertium"))
-LT_PROC_TIMEOUT_S = 600
-
-_APOSTROPHES = dict.fromkeys(map(ord, "\u2019\u02bc\u2018`\u00b4"), "'")
 _VOWEL_OR_H = set("aeiouyhàâäáéèêëíìîïóòôöúùûüœæ")
 _LABEL = {"m": "male", "f": "female"}
-_STREAM_SPECIAL = set("\\^$/<>@*[]{}#+~")
-_UNIT = re.compile(r"\^((?:\\.|[^\\$])*)\$")
-_TAG = re.compile(r"<([^<>]+)>")
-_SEPARATOR = "."  # written between words so that no multiword entry joins two of them
 # Tokens analysed around a span: the walk left from the head (4) and, to the right, the lookahead
 # (2), the word after the head, and a predicate (2 clitics, a 3-token copula, 2 adverbs, 1 word).
 _LEFT, _RIGHT = 5, 13
 
-
-def normalise(token: str) -> str:
-    """A token as looked up: NFC, lower case, typographic apostrophes as '."""
-    return unicodedata.normalize("NFC", token).translate(_APOSTROPHES).lower()
-
-
-# ---------------------------------------------------------------------------------------------
-# word data (biaseval/data/entity_gender/<lang>.yaml)
-
-class _Group(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    m: list[str] = []
-    f: list[str] = []
-    unmarked: list[str] = []
-
-
-class _StressedA(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    articles: list[str]
-    nouns: list[str]
-
-
-class _Predicate(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    before: list[str] = []
-    copulas: list[str]
-
-
-class _DataFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    version: int
-    determiners: dict[str, _Group]
-    stressed_a: _StressedA | None = None
-    before_vowel_unmarked: list[str] = []
-    indefinite: list[str] = []
-    predicate: _Predicate | None = None
-    neutral_nouns: list[str] = []
-
-
-@dataclass(frozen=True)
-class WordData:
-    """The closed-class words of one language."""
-
-    version: int
-    determiners: Mapping[str, str | None]  # word -> "m", "f" or None (unmarked)
-    stressed_a_articles: frozenset[str]
-    stressed_a_nouns: frozenset[str]
-    before_vowel_unmarked: frozenset[str]
-    indefinite: tuple[tuple[str, ...], ...]  # token sequences
-    neutral_nouns: frozenset[str]
-    predicate_before: frozenset[str] = frozenset()
-    copulas: tuple[tuple[str, ...], ...] = ()  # token sequences, longest first
-
-
-def data_path(lang: str) -> str:
-    return f"data/entity_gender/{lang}.yaml"
-
-
-@cache
-def word_data(lang: str) -> WordData:
-    """The word data of ``lang``, from the package's data file."""
-    with resources.as_file(resources.files("biaseval").joinpath(data_path(lang))) as path:
-        return load_word_data(path)
-
-
-def load_word_data(path: str | Path) -> WordData:
-    """A word-data file, validated (ConfigError naming the file, line and entry when invalid)."""
-    doc = read_yaml(path, "gender word data")
-    parsed = doc.validate(_DataFile)
-
-    def word(field: tuple, value: str) -> str:
-        if not value or value != normalise(value).strip() or " " in value:
-            raise doc.fail(field, f"{value!r} is not a lower-case single token with a plain apostrophe")
-        return value
-
-    determiners: dict[str, str | None] = {}
-    where: dict[str, str] = {}
-    for kind, group in parsed.determiners.items():
-        for gender, values in (("m", group.m), ("f", group.f), ("unmarked", group.unmarked)):
-            for k, value in enumerate(values):
-                field = ("determiners", kind, gender, k)
-                value = word(field, value)
-                if value in determiners:
-                    raise doc.fail(field, f"{value!r} is also listed under {where[value]}")
-                determiners[value] = None if gender == "unmarked" else gender
-                where[value] = f"{kind}.{gender}"
-    for k, value in enumerate(parsed.before_vowel_unmarked):
-        if determiners.get(word(("before_vowel_unmarked", k), value)) != "m":
-            raise doc.fail(("before_vowel_unmarked", k), f"{value!r} is not a masculine determiner")
-    stressed = parsed.stressed_a or _StressedA(articles=[], nouns=[])
-    for k, value in enumerate(stressed.articles):
-        if determiners.get(word(("stressed_a", "articles", k), value)) != "m":
-            raise doc.fail(("stressed_a", "articles", k), f"{value!r} is not a masculine determiner")
-
-    def sequences(field: tuple, values: list[str]) -> tuple[tuple[str, ...], ...]:
-        out = []
-        for k, value in enumerate(values):
-            tokens = tuple(word(field + (k,), t) for t in value.split())
-            if not tokens:
-                raise doc.fail(field + (k,), "empty entry")
-            out.append(tokens)
-        return tuple(sorted(out, key=len, reverse=True))
-
-    predicate = parsed.predicate or _Predicate(copulas=[])
-    return WordData(
-        version=parsed.version,
-        determiners=determiners,
-        stressed_a_articles=frozenset(stressed.articles),
-        stressed_a_nouns=frozenset(word(("stressed_a", "nouns", k), v) for k, v in enumerate(stressed.nouns)),
-        before_vowel_unmarked=frozenset(parsed.before_vowel_unmarked),
-        indefinite=sequences(("indefinite",), parsed.indefinite),
-        neutral_nouns=frozenset(word(("neutral_nouns", k), v) for k, v in enumerate(parsed.neutral_nouns)),
-        predicate_before=frozenset(word(("predicate", "before", k), v) for k, v in enumerate(predicate.before)),
-        copulas=sequences(("predicate", "copulas"), predicate.copulas),
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Apertium
-
-@dataclass(frozen=True)
-class Analysis:
-    """One analysis of a word: its lemma and tags (of the first part of a multi-part analysis)."""
-
-    lemma: str
-    tags: tuple[str, ...]
-
-    @property
-    def pos(self) -> str:
-        return self.tags[0] if self.tags else ""
-
-    @property
-    def genders(self) -> set[str]:
-        return {t for t in self.tags if t in ("m", "f", "mf")}
-
-    @property
-    def singular(self) -> bool:
-        return "sg" in self.tags or "sp" in self.tags
-
-
-def _escape(word: str) -> str:
-    return "".join("\\" + c if c in _STREAM_SPECIAL else c for c in word)
-
-
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
-
-
-def _split_unescaped(text: str, sep: str) -> list[str]:
-    parts, current, k = [], [], 0
-    while k < len(text):
-        c = text[k]
-        if c == "\\" and k + 1 < len(text):
-            current.append(text[k:k + 2])
-            k += 2
-            continue
-        if c == sep:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(c)
-        k += 1
-    parts.append("".join(current))
-    return parts
-
-
-def parse_unit(content: str) -> tuple[str, tuple[Analysis, ...]]:
-    """The surface form and analyses of one ``^surface/analysis/...$`` unit (no analyses: unknown)."""
-    surface, *readings = _split_unescaped(content, "/")
-    analyses = []
-    for reading in readings:
-        if reading.startswith(("*", "@", "#")):
-            continue
-        first = _split_unescaped(reading, "+")[0]
-        lemma = _unescape(first.split("<", 1)[0])
-        analyses.append(Analysis(lemma, tuple(_TAG.findall(first))))
-    return _unescape(surface), tuple(analyses)
-
-
-def run_analyser(lt_proc: str, automorf: Path, words: Sequence[str]) -> dict[str, tuple[Analysis, ...]]:
-    """Analyses of ``words`` from one ``lt-proc`` process. Each word goes on its own line followed
-    by a line holding ".", so that no multiword entry spans two words; a hyphenated word that comes
-    back as several units is read by its last unit with letters."""
-    words = list(dict.fromkeys(words))
-    if not words:
-        return {}
-    text = "".join(f"{_escape(w)}\n{_SEPARATOR}\n" for w in words)
-    try:
-        done = subprocess.run([lt_proc, str(automorf)], input=text, capture_output=True, text=True,
-                              encoding="utf-8", timeout=LT_PROC_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeError(f"lt-proc {automorf} failed: {exc}") from None
-    if done.returncode != 0:
-        raise RuntimeError(f"lt-proc {automorf} exited with {done.returncode}: {done.stderr.strip()[:500]}")
-    groups: list[list[tuple[str, tuple[Analysis, ...]]]] = [[]]
-    for match in _UNIT.finditer(done.stdout):
-        surface, analyses = parse_unit(match.group(1))
-        if surface == _SEPARATOR:
-            groups.append([])
-        else:
-            groups[-1].append((surface, analyses))
-    if groups and not groups[-1]:
-        groups.pop()
-    if len(groups) != len(words):
-        raise RuntimeError(f"lt-proc {automorf} returned {len(groups)} words for {len(words)}: "
-                           f"the output does not line up with the input")
-    out = {}
-    for word, units in zip(words, groups):
-        lettered = [u for u in units if any(c.isalpha() for c in u[0])]
-        out[word] = lettered[-1][1] if lettered else ()
-    return out
-
-
-def find_automorf(package: str, filename: str, lt_proc: str | None) -> tuple[Path | None, list[Path]]:
-    """The analyser file and the places looked in."""
-    override = os.environ.get(APERTIUM_DIR_ENV)
-    if override:
-        places = [Path(override) / filename, Path(override) / package / filename]
-    else:
-        bases = list(DEFAULT_DIRS)
-        if lt_proc:
-            bases.append(Path(lt_proc).resolve().parent.parent / "share" / "apertium")
-        places = list(dict.fromkeys(b / package / filename for b in bases))
-    return next((p for p in places if p.is_file()), None), places
-
-
-# ---------------------------------------------------------------------------------------------
-# the rules
 
 class RomanceAnalyser(GenderAnalyser):
     """Reads the entity's gender from its determiners and the Apertium analysis of its head noun
@@ -598,5 +352,4 @@ class Italian(RomanceAnalyser):
     automorf_name = "ita-spa.automorf.bin"
 
 
-__all__ = ["Spanish", "French", "Italian", "RomanceAnalyser", "Analysis", "WordData", "word_data",
-           "load_word_data", "run_analyser", "APERTIUM_DIR_ENV"]
+__all__ = ["Spanish", "French", "Italian", "RomanceAnalyser"]
