@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from biaseval.label.analysers import MissingAnalyser, analyser_for
-from biaseval.label.analysers import german
+from biaseval.label.analysers import MissingAnalyser, analyser_for, german_words
 from biaseval.label.analysers.base import NO_ALIGNMENT, REASONS
 from biaseval.label.analysers.german import German
 from biaseval.label.tokens import tokenize
@@ -99,7 +98,7 @@ def test_span_handling(de):
 
 
 def test_determiner_data():
-    data = german._data()
+    data = german_words.word_data()
     assert data.determiners["der"].readings == {("m", "nom"), ("f", "dat"), ("f", "gen"), ("pl", "gen")}
     assert data.determiners["zur"].readings == {("f", "dat")}
     assert data.determiners["einen"].declension == "gemischt"
@@ -186,9 +185,9 @@ def test_whole_corpus_is_fast():
 def test_missing_german_nouns_names_the_package(monkeypatch):
     for name in ("german_nouns", "german_nouns.config", "german_nouns.lookup"):
         monkeypatch.setitem(sys.modules, name, None)  # import german_nouns -> ImportError
-    german._lexicon.cache_clear()
+    german_words.noun_lexicon.cache_clear()
     try:
         with pytest.raises(MissingAnalyser, match="pip install german-nouns"):
             German()
     finally:
-        german._lexicon.cache_clear()  # the next German() loads the real lexicon again
+        german_words.noun_lexicon.cache_clear()  # the next German() loads the real lexicon again

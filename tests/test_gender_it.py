@@ -9,7 +9,8 @@ from importlib import resources
 import pytest
 
 from biaseval.errors import DataError
-from biaseval.label.italian import LABELS, italian_gender, italian_genders, lexicon, parse_lexicon
+from biaseval.label.italian import LABELS, italian_gender, italian_genders
+from biaseval.label.italian_lexicon import lexicon, parse_lexicon
 
 M, F, B, U = "masculine", "feminine", "both", "unknown"
 

@@ -1,8 +1,9 @@
 """The Spanish, French and Italian entity-gender analysers (biaseval/label/analysers/romance.py; the
-lt-proc stream in lt_proc.py, the word data in romance_words.py), with the real Apertium analysers of the Debian packages apertium-eng-spa, apertium-fra-cat and
-apertium-spa-ita: hand-written cases for every rule and reason, hand-checked lines of recorded Google
-Translate output (mt_gender), one live Apertium English->Spanish translation, the missing-analyser
-errors, and the one-process-per-corpus speed.
+lt-proc stream in lt_proc.py, the word data in romance_words.py), with the real Apertium analysers
+of the Debian packages apertium-eng-spa, apertium-fra-cat and apertium-spa-ita: hand-written cases
+for every rule and reason, hand-checked lines of recorded Google Translate output (mt_gender), one
+live Apertium English->Spanish translation, the missing-analyser errors, and the
+one-process-per-corpus speed.
 
 A language's tests fail (saying what to install) when its analyser is not installed: CI installs them all.
 """

@@ -9,12 +9,8 @@ lists) is in ``biaseval/data/entity_gender/de.yaml``.
 
 The noun lexicon
 ----------------
-german-nouns (a Wiktionary extract) gives, per lemma, its gender(s) and every inflected form by
-case and number; nominalized adjectives ("Angestellte"/"Angestellter", "Vorgesetzte") are listed
-as one feminine and one masculine lemma with strong, weak and mixed forms. A form is looked up in
-the package's prebuilt form index and the matching rows are read from its CSV (the package's own
-``Nouns()`` parses all 100,000 rows first: two seconds and 250 MB per process). A *reading* of a
-form is (lemma, gender, number, case, declension).
+german-nouns (a Wiktionary extract, read by ``german_words``) gives every inflected form of a
+lemma with its gender(s), number and case, and the declension of nominalized adjectives.
 
 The entity is a person, which settles homographs: when a form has a masculine reading whose lemma
 has a feminine counterpart in -in (Koch/Köchin, Kunde/Kundin, Bauer/Bäuerin, Zeuge/Zeugin), its
@@ -83,177 +79,22 @@ moving company for "the mover", is read as feminine).
 
 from __future__ import annotations
 
-import csv
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import ClassVar, Sequence
 
-import yaml
-
-from biaseval.errors import ConfigError
-from biaseval.label.analysers.base import (
-    NO_ALIGNMENT,
-    GenderAnalyser,
-    MissingAnalyser,
-    Reading,
+from biaseval.label.analysers.base import NO_ALIGNMENT, GenderAnalyser, Reading
+from biaseval.label.analysers.german_words import (
+    Determiner,
+    NounReading,
+    noun_lexicon,
+    word_data,
 )
 
-_CASES = {"nominativ": "nom", "genitiv": "gen", "dativ": "dat", "akkusativ": "acc"}
-_NUMBERS = {"singular": "sg", "plural": "pl"}
-_DECLENSIONS = frozenset({"stark", "schwach", "gemischt"})
 _LABEL = {"m": "male", "f": "female", "n": "neutral"}
 _ADJECTIVE_ENDINGS = ("e", "en", "er", "es", "em")
 _MAX_ADJECTIVES = 3
 _MIN_COMPOUND_PART = 4
 _MIN_COMPOUND_PREFIX = 3
 _LINKS = ("", "s", "es", "n", "en", "e", "er", "ns")  # linking elements between compound parts
-_HINT = "pip install german-nouns"
-
-
-@dataclass(frozen=True, slots=True)
-class _NounReading:
-    lemma: str
-    gender: str  # m, f, n
-    number: str  # sg, pl
-    case: str  # nom, acc, dat, gen
-    declension: str | None  # stark/schwach/gemischt for nominalized adjectives, else None
-    adjectival: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Determiner:
-    readings: frozenset[tuple[str, str]]  # (gender m/f/n or pl, case)
-    declension: str
-
-
-@dataclass(frozen=True)
-class _Data:
-    determiners: dict[str, _Determiner]
-    prepositions: dict[str, frozenset[str]]
-    indefinite: frozenset[str]
-    generic: tuple[str, ...]
-    not_persons: dict[str, frozenset[str]]
-    person_nouns: frozenset[str]
-    feminine_endings: tuple[str, ...]
-
-
-@cache
-def _data() -> _Data:
-    where = "biaseval/data/entity_gender/de.yaml"
-    raw = yaml.safe_load(resources.files("biaseval").joinpath("data/entity_gender/de.yaml").read_text(encoding="utf-8"))
-
-    def fail(field: str, message: str) -> ConfigError:
-        return ConfigError(f"{where}: {field}: {message}")
-
-    def readings(field: str, values) -> frozenset[tuple[str, str]]:
-        out = set()
-        for value in values:
-            gender, _, case = str(value).partition(".")
-            if gender not in ("m", "f", "n", "pl") or case not in ("nom", "acc", "dat", "gen"):
-                raise fail(field, f"bad reading {value!r} (expected GENDER.CASE, e.g. m.nom, pl.dat)")
-            out.add((gender, case))
-        return frozenset(out)
-
-    determiners: dict[str, _Determiner] = {}
-
-    def add(field: str, form: str, values, declension: str) -> None:
-        if declension not in _DECLENSIONS:
-            raise fail(field, f"unknown declension {declension!r}")
-        form = form.lower()
-        if form in determiners:
-            raise fail(field, f"{form!r} is listed twice")
-        determiners[form] = _Determiner(readings(f"{field}.{form}", values), declension)
-
-    for n, group in enumerate(raw["determiners"]):
-        for form, values in group["forms"].items():
-            add(f"determiners[{n}]", form, values, group["declension"])
-    for n, group in enumerate(raw["determiner_stems"]):
-        for stem in group["stems"]:
-            for ending, values in group["endings"].items():
-                add(f"determiner_stems[{n}]", stem + (ending or ""), values, group["declension"])
-    prepositions = {}
-    for word, cases in raw["prepositions"].items():
-        if not set(cases) <= {"nom", "acc", "dat", "gen"}:
-            raise fail(f"prepositions.{word}", f"bad cases {cases!r}")
-        prepositions[word.lower()] = frozenset(cases)
-    not_persons = {lemma: frozenset(genders) for lemma, genders in (raw.get("not_persons") or {}).items()}
-    return _Data(
-        determiners=determiners,
-        prepositions=prepositions,
-        indefinite=frozenset(w.lower() for w in raw["indefinite"]),
-        generic=tuple(w.lower() for w in raw["generic"]),
-        not_persons=not_persons,
-        person_nouns=frozenset(w.lower() for w in raw["person_nouns"]),
-        feminine_endings=tuple(w.lower() for w in raw["feminine_endings"]),
-    )
-
-
-class _Lexicon:
-    """german-nouns' rows, looked up by inflected form."""
-
-    def __init__(self) -> None:
-        try:
-            from german_nouns.config import CSV_FILE_PATH, PACKAGE_PATH
-        except ImportError:
-            raise MissingAnalyser(f"the de gender analyser needs the german-nouns package: {_HINT}") from None
-        csv_path = Path(CSV_FILE_PATH)
-        index_path = Path(PACKAGE_PATH) / "index.txt"
-        try:
-            if not index_path.is_file():
-                from german_nouns.lookup import (
-                    Nouns,  # builds and saves the index on first use
-                )
-
-                Nouns()
-            self._lines = csv_path.read_text(encoding="utf-8").split("\n")
-            self._index: dict[str, str] = {}
-            with index_path.open(encoding="utf-8") as handle:
-                for line in handle:
-                    form, _, rows = line.rstrip("\n").partition("\t")
-                    self._index[form] = rows
-        except OSError as exc:
-            raise MissingAnalyser(f"german-nouns' data cannot be read ({exc}): reinstall it: {_HINT}") from None
-        self._header = next(csv.reader([self._lines[0]]))
-        self._columns: dict[int, tuple[str, str, str | None]] = {}
-        for j, name in enumerate(self._header):
-            words = name.replace("*", "").split()
-            if len(words) >= 2 and words[0] in _CASES and words[1] in _NUMBERS:
-                declension = words[2] if len(words) > 2 and words[2] in _DECLENSIONS else None
-                self._columns[j] = (_CASES[words[0]], _NUMBERS[words[1]], declension)
-        self._genus = [j for j, name in enumerate(self._header) if name.startswith("genus")]
-        self._cache: dict[str, tuple[_NounReading, ...]] = {}
-
-    def readings(self, form: str) -> tuple[_NounReading, ...]:
-        found = self._cache.get(form)
-        if found is None:
-            found = self._cache[form] = tuple(self._lookup(form))
-        return found
-
-    def _lookup(self, form: str):
-        rows = self._index.get(form.lower())
-        if not rows:
-            return
-        folded = form.casefold()
-        for number in rows.split("\t"):
-            if not number:
-                continue
-            # the index numbers data rows; no field of the CSV spans lines, so row n is line n + 1
-            row = next(csv.reader([self._lines[int(number) + 1]]))
-            if len(row) < len(self._header) or "Substantiv" not in row[1].split(","):
-                continue
-            genders = {row[j] for j in self._genus if row[j] in ("m", "f", "n")}
-            adjectival = "adjektivische Deklination" in row[1]
-            for j, (case, num, declension) in self._columns.items():
-                if row[j] and row[j].casefold() == folded:
-                    for gender in sorted(genders):
-                        yield _NounReading(row[0], gender, num, case, declension, adjectival)
-
-
-@cache
-def _lexicon() -> _Lexicon:
-    return _Lexicon()
 
 
 class German(GenderAnalyser):
@@ -263,9 +104,9 @@ class German(GenderAnalyser):
     version: ClassVar[int] = 1
 
     def __init__(self) -> None:
-        self._lexicon = _lexicon()
-        self._data = _data()
-        self._heads: dict[str, tuple[tuple[_NounReading, ...], str]] = {}
+        self._lexicon = noun_lexicon()
+        self._data = word_data()
+        self._heads: dict[str, tuple[tuple[NounReading, ...], str]] = {}
 
     def analyse(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[int]]) -> list[Reading]:
         if len(sentences) != len(spans):
@@ -275,7 +116,7 @@ class German(GenderAnalyser):
 
     # -- the noun ---------------------------------------------------------------------------
 
-    def _noun(self, word: str) -> tuple[tuple[_NounReading, ...], str]:
+    def _noun(self, word: str) -> tuple[tuple[NounReading, ...], str]:
         """The readings of a capitalized word and how they were found ("lexicon", "compound",
         "ending"); no readings: ((), "")."""
         found = self._heads.get(word)
@@ -283,7 +124,7 @@ class German(GenderAnalyser):
             found = self._heads[word] = self._find_noun(word)
         return found
 
-    def _find_noun(self, word: str) -> tuple[tuple[_NounReading, ...], str]:
+    def _find_noun(self, word: str) -> tuple[tuple[NounReading, ...], str]:
         readings = self._persons(self._lexicon.readings(word))
         if readings:
             return readings, "lexicon"
@@ -297,11 +138,11 @@ class German(GenderAnalyser):
         lower = word.lower()
         if any(lower.endswith(e) and len(lower) > len(e) + 1 for e in self._data.feminine_endings):
             number = "pl" if lower.endswith("innen") else "sg"
-            return tuple(_NounReading(word, "f", number, case, None, False)
+            return tuple(NounReading(word, "f", number, case, None, False)
                          for case in ("nom", "acc", "dat", "gen")), "ending"
         return (), ""
 
-    def _names_person(self, readings: tuple[_NounReading, ...]) -> bool:
+    def _names_person(self, readings: tuple[NounReading, ...]) -> bool:
         """Whether the readings are of a person noun: a nominalized adjective, a masculine noun
         with a feminine in -in, a feminine in -in from a masculine, or a noun listed under
         ``person_nouns`` or ``generic`` (Frau, Mann, Dame, Kraft)."""
@@ -326,7 +167,7 @@ class German(GenderAnalyser):
                     return True
         return False
 
-    def _persons(self, readings: tuple[_NounReading, ...]) -> tuple[_NounReading, ...]:
+    def _persons(self, readings: tuple[NounReading, ...]) -> tuple[NounReading, ...]:
         """Drop readings that belong to a homograph of a person noun: those listed under
         ``not_persons``, and, when a masculine reading's lemma has a feminine counterpart in -in
         (Koch/Köchin, Kunde/Kundin, Bauer/Bäuerin), the readings of the other genders (das Koch,
@@ -393,7 +234,7 @@ class German(GenderAnalyser):
             return Reading(_LABEL[genders.pop()], "article" if det is not None else "noun", evidence)
         return Reading("unknown", "epicene-no-article", evidence)
 
-    def _head(self, tokens: list[str], span: list[int]) -> tuple[int | None, tuple[_NounReading, ...]]:
+    def _head(self, tokens: list[str], span: list[int]) -> tuple[int | None, tuple[NounReading, ...]]:
         data = self._data
         unknown = None
         for i in span:
@@ -408,7 +249,7 @@ class German(GenderAnalyser):
                 unknown = i
         return unknown, ()
 
-    def _determiner(self, tokens: list[str], head: int) -> tuple[int, _Determiner | None, _Determiner | None]:
+    def _determiner(self, tokens: list[str], head: int) -> tuple[int, Determiner | None, Determiner | None]:
         """The determiner of the head's noun phrase: (index, its readings, its nominative readings
         when it opens the sentence), or (-1, None, None). A preposition directly before it keeps
         only the readings in the cases it governs."""
@@ -445,9 +286,9 @@ def _is_adjective(token: str) -> bool:
     return token.isalpha() and token.islower() and token.endswith(_ADJECTIVE_ENDINGS)
 
 
-def _restrict(det: _Determiner, cases: frozenset[str]) -> _Determiner | None:
+def _restrict(det: Determiner, cases: frozenset[str]) -> Determiner | None:
     kept = frozenset(r for r in det.readings if r[1] in cases)
-    return _Determiner(kept, det.declension) if kept else None
+    return Determiner(kept, det.declension) if kept else None
 
 
 def _prefer(readings: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
@@ -455,7 +296,7 @@ def _prefer(readings: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
     return frozenset(r for r in readings if r[0] != "pl") or readings
 
 
-def _agrees(det: tuple[str, str], declension: str | None, noun: _NounReading) -> bool:
+def _agrees(det: tuple[str, str], declension: str | None, noun: NounReading) -> bool:
     """Whether a determiner reading fits a noun reading (``declension`` None: any declension)."""
     gender, case = det
     if case != noun.case:
