@@ -1,6 +1,7 @@
 """report.html: a real paper run (three systems, on a local Ray) rendered to one self-contained page,
 opened in headless Chromium: the tables are in the DOM, every image is an inline PNG, nothing points
-at the network, and the page draws. The screenshot and the page are kept in test-artifacts/.
+at the network, and the page draws. The screenshot and the page are kept in test-artifacts/. Names
+and messages from the data are escaped wherever they appear.
 
 Chromium is Debian's package (/usr/bin/chromium; CI installs it in .ci/run). Without it the browser
 test fails, it does not skip.
@@ -9,6 +10,7 @@ test fails, it does not skip.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import math
 import os
@@ -24,7 +26,8 @@ import polars as pl
 import pytest
 
 from biaseval.report import plots
-from biaseval.report.html import headline_panels, render_html, significance
+from biaseval.report.html import render_html
+from biaseval.report.tables import Value, headline_panels, metric_rows, pairwise_grid, significance, value_cell
 from biaseval.metrics import METRIC_SCHEMA
 from biaseval.pipeline import sweep
 from conftest import REPO
@@ -355,3 +358,90 @@ def test_headline_panels():
         ("all", "acc"), ("all", "delta_g"), ("all", "delta_s")]
     assert headline_panels(frame([("es/her", "p_f"), ("es/her", "p_m"), ("es/occupation/nurse", "p_f"),
                                   ("es/him", "p_f")])) == [("es/her", "p_f"), ("es/him", "p_f")]
+
+
+def test_tables_are_plain_data():
+    """The statistics behind the page's tables come as strings and Values, not markup."""
+    assert value_cell(None, None, None, "acc") is None
+    assert value_cell(float("nan"), None, None, "r_female_share") == Value("NaN", nan=True)
+    assert value_cell(0.5, 0.4, 0.6, "acc") == Value("50.00", "[40.00, 60.00]")
+    assert value_cell(0.5, None, None, "tgbi") == Value("0.5000")
+    part = pl.DataFrame([("a", "w", "all", "acc", 0.7, 10, 0.6, 0.8), ("b", "w", "all", "acc", 0.5, 12, 0.4, 0.6),
+                         ("a", "w", "vs/b", "mcnemar_p", 0.01, 9, None, None),
+                         ("a", "w", "vs/b", "diff_correct", 0.2, 9, None, None)], schema=METRIC_SCHEMA, orient="row")
+    assert metric_rows(part, ["a", "b"]) == [{"subset": "all", "metric": "acc (%)", "n": "10–12",
+                                              "cells": [Value("70.00", "[60.00, 80.00]"), Value("50.00", "[40.00, 60.00]")]}]
+    assert pairwise_grid(part, ["a", "b"]) == {"names": ["a"], "rows": [{"system": "a", "cells": [None]}]}
+    part = pl.concat([part, pl.DataFrame([("b", "w", "vs/a", "mcnemar_p", 0.01, 9, None, None),
+                                          ("b", "w", "vs/a", "diff_correct", -0.2, 9, None, None)],
+                                         schema=METRIC_SCHEMA, orient="row")])
+    grid = pairwise_grid(part, ["a", "b"])
+    assert grid["names"] == ["a", "b"]
+    assert grid["rows"][0]["cells"] == [None, {"text": "+20.0 pts", "p": "p = 0.010", "n": 9, "significant": True,
+                                               "kind": "sig-better"}]
+    assert grid["rows"][1]["cells"][0]["kind"] == "sig-worse"
+
+
+def test_names_and_messages_from_the_data_are_escaped(chromium, tmp_path):
+    """Systems, suites, occupations, run ids and error messages holding markup (``<script>``, ``&``,
+    quotes) reach the page escaped, in text and in attributes alike: the page has no script element,
+    and the browser shows the names as they are."""
+    one, two = '<script>alert("one")</script>', "R&D 'two'"
+    wino, otsc = "wino & <b>co</b>", 'otsc<i>"x"</i>'
+    nurse, engineer = "<b>nurse</b>", "R&D engineer"
+    error = "<script>alert('error')</script> & timed out"
+    root = tmp_path / "run"
+    root.mkdir()
+    info = {"run_id": "<run&1>", "config_hash": "c0ffee", "biaseval_version": "0.1.0",
+            "created_at": "2026-01-01T00:00:00+00:00", "updated_at": "2026-01-01T00:00:00+00:00",
+            "config": {"name": "<script>name</script>", "description": "Tom & Jerry <img src=x>", "suites": [wino, otsc],
+                       "published": None, "metrics": {"confidence": 0.95, "bootstrap": 100, "seed": 1}},
+            "suites": {wino: {"size": 8, "fingerprint": "<f>" * 8, "commit": "<c>&" * 10, "dataset": "<d>",
+                              "version": 1, "path": None},
+                       otsc: {"size": 8, "fingerprint": "e" * 24, "commit": None, "dataset": None, "version": 1,
+                              "path": "<p>.yaml"}},
+            "systems": {s: {"backend": "<b>", "version": f"{s} v1", "suites": [wino, otsc]} for s in (one, two)}}
+    (root / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    rows = []
+    for k, (system, other) in enumerate(((one, two), (two, one))):
+        rows += [(system, wino, "all", "acc", 0.7 - 0.2 * k, 8, 0.6 - 0.2 * k, 0.8 - 0.2 * k),
+                 (system, wino, "all", "delta_g", 0.1, 8, 0.0, 0.2),
+                 (system, wino, "all", "delta_s", 0.1, 8, 0.0, 0.2),
+                 (system, wino, f"vs/{other}", "mcnemar_p", 0.001, 8, None, None),
+                 (system, wino, f"vs/{other}", "diff_correct", 0.2 - 0.4 * k, 8, None, None),
+                 (system, otsc, f"es/occupation/{nurse}", "p_f", 0.8, 4, 0.7, 0.9),
+                 (system, otsc, f"es/occupation/{engineer}", "p_f", 0.2, 4, 0.1, 0.3),
+                 (system, otsc, "es/<her>", "p_f", 0.4, 8, 0.3, 0.5), (system, otsc, "es/<her>", "p_m", 0.6, 8, 0.5, 0.7)]
+    pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row").write_parquet(root / "metrics.parquet")
+    pl.DataFrame({"system": [one, one], "suite": [otsc, otsc], "item_id": ["i1", "i2"], "label": [None, None],
+                  "error": [error, error]}, schema_overrides={"label": pl.String}).write_parquet(root / "labels.parquet")
+    history = pl.DataFrame({"run_id": ["<run&0>", "<run&1>"],
+                            "created_at": [datetime(2026, 1, 1, tzinfo=timezone.utc), datetime(2026, 1, 8, tzinfo=timezone.utc)],
+                            "system": [one, one], "suite": [wino, wino], "subset": ["all", "all"], "metric": ["acc", "acc"],
+                            "value": [0.8, 0.7], "ci_low": [0.75, 0.65], "ci_high": [0.85, 0.75], "change": [None, -0.1],
+                            "change_low": [None, -0.15], "change_high": [None, -0.05], "mcnemar_p": [None, 0.001],
+                            "significant": [False, True], "status": ["ok", "<drift>"]})
+
+    page = render_html(root, history)
+    source = _Dom(page)
+    assert "script" not in source.tags and "<script" not in page.lower() and "<b>" not in page and "<img src=x" not in page
+    unquoted = page.replace("&#34;", '"').replace("&#39;", "'")  # quotes may be escaped too, as numeric references
+    for raw in (one, two, wino, otsc, nurse, engineer, error, info["run_id"], "<drift>", "Tom & Jerry <img src=x>"):
+        assert html.escape(raw, quote=False) in unquoted, raw
+    # every table, including those whose class names a suite, and the significance sentence
+    assert {"systems", "suites", "failures", f"metrics suite-{wino}", f"metrics suite-{otsc}", f"pairwise suite-{wino}",
+            f"occupations suite-{otsc}", "drift"} <= set(source.tables), source.tables
+    assert all(u.startswith(("data:image/png;base64,", "#")) for u in source.urls), source.urls
+    assert all(link[1:] in source.ids for link in source.links if link.startswith("#"))
+
+    path = root / "report.html"
+    path.write_text(page, encoding="utf-8")
+    dumped = _chromium(["--dump-dom", path.resolve().as_uri()], tmp_path)
+    assert dumped.returncode == 0, dumped.stderr.decode(errors="replace")[-2000:]
+    dom = _Dom(dumped.stdout.decode("utf-8"))
+    text = " ".join(dom.text)
+    assert "script" not in dom.tags and "b" not in dom.tags and "img" in dom.tags  # the figures' images only
+    for raw in (one, two, wino, otsc, nurse, engineer, error, "<run&1>", "<drift>", "Tom & Jerry <img src=x>"):
+        assert raw in text, raw
+    assert f"{one} is significantly more accurate than every other system" in text
+    assert f"{two} is significantly less accurate than every other system" in text
