@@ -27,6 +27,8 @@ from biaseval.label.analysers.romance_words import load_word_data, word_data
 from biaseval.errors import ConfigError
 from biaseval.label.tokens import tokenize
 
+from gender_cases import check_span_contract
+
 CLASSES = {"es": Spanish, "fr": French, "it": Italian}
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 
@@ -214,12 +216,9 @@ def test_evidence_names_the_deciding_words(analysers):
     assert es.analyse([tokens], [span])[0].evidence == "ama"
 
 
-def test_bad_spans_are_errors(analysers):
-    es = _get(analysers, "es")
-    with pytest.raises(ValueError, match="outside"):
-        es.analyse([["el", "médico"]], [[0, 5]])
-    with pytest.raises(ValueError, match="spans"):
-        es.analyse([["el", "médico"]], [])
+@pytest.mark.parametrize("lang", CLASSES)
+def test_span_contract(analysers, lang):
+    check_span_contract(_get(analysers, lang), *marked(CASES[lang][0][0], lang))
 
 
 # ---------------------------------------------------------------------------------------------

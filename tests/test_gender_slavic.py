@@ -11,11 +11,11 @@ import time
 import pytest
 
 from biaseval.label.analysers import MissingAnalyser, analyser_for
-from biaseval.label.analysers.base import NO_ALIGNMENT, REASONS
+from biaseval.label.analysers.base import REASONS
 from biaseval.label.analysers.slavic import Russian, Ukrainian
 from biaseval.label.tokens import tokenize
 
-from gender_cases import F, M, N, U, ids, label_reason, mt_gender, read  # noqa: F401
+from gender_cases import F, M, N, U, check_span_contract, ids, label_reason, mt_gender, read  # noqa: F401
 
 
 @pytest.fixture(scope="module")
@@ -121,14 +121,9 @@ def test_evidence_names_the_deciding_words(ru):
     assert read(ru, "Кто-то позвонил.", [0], "ru").evidence == "Кто-то"
 
 
-def test_span_handling(ru):
-    tokens = tokenize("Врач пришла вовремя.", "ru")
-    assert ru.analyse([tokens], [[]]) == [NO_ALIGNMENT]
-    assert ru.analyse([tokens], [[0, 99]])[0] == ru.analyse([tokens], [[0]])[0]  # out of range: ignored
-    assert ru.analyse([tokens], [[99]]) == [NO_ALIGNMENT]
-    assert ru.analyse([], []) == []
-    with pytest.raises(ValueError):
-        ru.analyse([tokens], [])
+def test_span_contract(ru, uk):
+    check_span_contract(ru, tokenize("Врач пришла вовремя.", "ru"), [0])
+    check_span_contract(uk, tokenize("Лікар сказала пацієнтові.", "uk"), [0])
 
 
 def test_batch_equals_one_by_one(ru):

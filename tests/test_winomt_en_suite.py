@@ -175,3 +175,29 @@ def test_a_missing_analyser_stops_the_config_check_naming_the_package(tmp_path, 
     finally:
         monkeypatch.delenv("BIASEVAL_APERTIUM_DIR")
         base._build.cache_clear()
+
+
+def test_spans_outside_the_translation_stop_the_scoring_naming_the_item(monkeypatch):
+    """An alignment that points past the translation's tokens is a bug upstream: the scorer refuses
+    the corpus (no row is labelled) and says which source sentence the first bad row is."""
+    import biaseval.label.align
+    import biaseval.label.analysers
+    from biaseval.label.analysers import GenderAnalyser, Reading, SpanError
+    from biaseval.label.entities import DETECTORS
+
+    class Male(GenderAnalyser):
+        lang = "es"
+
+        def read_aligned(self, sentences, spans):
+            return [Reading("male", "noun")] * len(sentences)
+
+    monkeypatch.setattr(biaseval.label.analysers, "analyser_for", lambda lang: Male())
+    monkeypatch.setattr(biaseval.label.align, "align",  # every link 30 tokens too far right
+                        lambda src, tgt, method: [[(i, i + 30) for i in range(len(s))] for s in src])
+    frame = pl.DataFrame({"tgt_lang": ["es", "es"], "source": ["The doctor slept.", "The nurse slept."],
+                          "translation": ["El médico durmió.", "La enfermera durmió."],
+                          "entity_index": [1, 1], "occupation": ["doctor", "nurse"]})
+    with pytest.raises(SpanError, match=r"entity-alignment \(es\): 2 of 2 rows .* outside .* Row 0: source "
+                                        r"'The doctor slept\.', entity_index 1") as caught:
+        DETECTORS[0].label_frame(frame)
+    assert caught.value.rows == [0, 1]

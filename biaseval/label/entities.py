@@ -81,7 +81,7 @@ class EntityAlignment:
         """``frame`` (one target language; columns NEEDS) with ``label``, ``reason`` and ``evidence``
         added; null for rows without a translation."""
         from biaseval.label.align import align, project
-        from biaseval.label.analysers import analyser_for
+        from biaseval.label.analysers import SpanError, analyser_for
 
         missing = [c for c in NEEDS if c not in frame.columns]
         if missing:
@@ -105,7 +105,12 @@ class EntityAlignment:
             k = pair_index[(source, translation)]
             sentences.append(tgt_tokens[k])
             spans.append(project(links[k], entity_tokens(source, index, entity or "")))
-        readings = analyser.analyse(sentences, spans)
+        try:
+            readings = analyser.analyse(sentences, spans)
+        except SpanError as exc:  # the same error, saying which item the first bad row is
+            source, translation, index, _ = rows.row(exc.rows[0])
+            raise SpanError(f"{self.name} ({lang}): {exc}. Row {exc.rows[0]}: source {source!r}, entity_index "
+                            f"{index}, translation {translation!r}", exc.rows) from None
         labelled = rows.with_columns(
             pl.Series("label", [r.label for r in readings], dtype=pl.String),
             pl.Series("reason", [r.reason for r in readings], dtype=pl.String),

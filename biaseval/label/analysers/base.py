@@ -7,6 +7,22 @@ label, not a guess: every unknown has a reason, so a report can say what was mis
 
 Analysers work on a whole corpus at once (``analyse``) so that those backed by an external program
 (Apertium's ``lt-proc``, ``hspell``) start it once per corpus, never once per sentence.
+
+The span contract, the same for every language (``GenderAnalyser.analyse`` checks it, in one place,
+before a language's rules see any row):
+
+- one span per sentence, else ValueError;
+- a span is a set of token indices: order and repeats do not matter;
+- an empty span reads as ``NO_ALIGNMENT`` (unknown ``no-alignment``): the aligner linked no target
+  word to the entity, which happens in real translations and is reported as such;
+- an index outside the sentence's tokens (negative, or past its last token) is a ``SpanError``
+  naming the rows, raised before any row is read. Such a span cannot come from a translation: the
+  alignment was computed on other tokens, or the entity index is wrong. That is a bug upstream,
+  and the rows whose indices happen to fall inside their sentences are then likely wrong too, so
+  the whole corpus is refused rather than scored: dropping the bad indices (or labelling the row
+  unknown) would publish accuracy figures that quietly include the error. The error counts the
+  rows and shows the first few, so one run tells how far the problem goes; the translations stay
+  stored, and scoring again after the fix costs no translation.
 """
 
 from __future__ import annotations
@@ -54,16 +70,65 @@ class MissingAnalyser(ConfigError):
     """The program or package a language's analyser needs is not installed."""
 
 
+class SpanError(ValueError):
+    """Entity spans point outside their sentences' tokens (see the module docstring); ``rows``
+    holds the indices of the rows at fault, in input order."""
+
+    def __init__(self, message: str, rows: Sequence[int]):
+        super().__init__(message)
+        self.rows = list(rows)
+
+
+_SHOWN = 3  # rows described in a SpanError
+
+
+def checked_spans(sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Each span as sorted unique indices, once every index is known to be inside its sentence
+    (ValueError when the counts differ, SpanError naming the rows when an index is outside)."""
+    if len(sentences) != len(spans):
+        raise ValueError(f"{len(sentences)} sentences but {len(spans)} spans")
+    out = [sorted(set(span)) for span in spans]
+    bad = [k for k, (tokens, span) in enumerate(zip(sentences, out))
+           if span and (span[0] < 0 or span[-1] >= len(tokens))]
+    if bad:
+        shown = "; ".join(f"row {k}: span {out[k]}, {len(sentences[k])} tokens ({_excerpt(sentences[k])})"
+                          for k in bad[:_SHOWN])
+        more = f"; and {len(bad) - _SHOWN} more" if len(bad) > _SHOWN else ""
+        raise SpanError(f"{len(bad)} of {len(spans)} rows have an entity span outside their translation's "
+                        f"tokens (the alignment or the entity index is wrong): {shown}{more}", bad)
+    return out
+
+
+def _excerpt(tokens: Sequence[str], width: int = 60) -> str:
+    text = " ".join(tokens)
+    return repr(text if len(text) <= width else text[:width - 3] + "...")
+
+
 class GenderAnalyser(ABC):
     """Reads the gender of an aligned entity in one target language."""
 
     lang: ClassVar[str]
     version: ClassVar[int] = 1  # bump when the rules or the data change what labels come out
 
-    @abstractmethod
     def analyse(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[int]]) -> list[Reading]:
-        """One reading per row: ``sentences[i]`` the target tokens, ``spans[i]`` the sorted indices of
-        the tokens aligned to the entity (empty: ``NO_ALIGNMENT``)."""
+        """One reading per row: ``sentences[i]`` the target tokens, ``spans[i]`` the indices of the
+        tokens aligned to the entity. The spans are checked first (the contract of the module
+        docstring); rows with an empty span read as ``NO_ALIGNMENT``, the others go to ``read_aligned``
+        all together."""
+        checked = checked_spans(sentences, spans)
+        aligned = [k for k, span in enumerate(checked) if span]
+        readings = self.read_aligned([list(sentences[k]) for k in aligned], [checked[k] for k in aligned])
+        if len(readings) != len(aligned):
+            raise RuntimeError(f"{type(self).__name__} read {len(readings)} rows of {len(aligned)}")
+        out = [NO_ALIGNMENT] * len(checked)
+        for k, reading in zip(aligned, readings):
+            out[k] = reading
+        return out
+
+    @abstractmethod
+    def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
+        """One reading per row, for rows ``analyse`` has checked: every span non-empty, sorted,
+        without repeats and inside its sentence's tokens."""
 
     @property
     def signature(self) -> str:

@@ -26,7 +26,7 @@ not "Auditors" -> Audi + Tors. Failing that, an ending listed under ``feminine_e
 
 Rules, in order
 ---------------
-1. An empty span -> unknown ``no-alignment``.
+1. An empty span -> unknown ``no-alignment`` (spans are checked by ``base.GenderAnalyser.analyse``).
 2. A span token listed under ``indefinite`` (jemand, jemanden, irgendwer, ...) -> ``neutral``
    (``indefinite``).
 3. *Head*: the first span token that starts with a capital letter, is not a determiner or
@@ -79,9 +79,9 @@ moving company for "the mover", is read as feminine).
 
 from __future__ import annotations
 
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
-from biaseval.label.analysers.base import NO_ALIGNMENT, GenderAnalyser, Reading
+from biaseval.label.analysers.base import GenderAnalyser, Reading
 from biaseval.label.analysers.german_words import (
     Determiner,
     NounReading,
@@ -108,11 +108,8 @@ class German(GenderAnalyser):
         self._data = word_data()
         self._heads: dict[str, tuple[tuple[NounReading, ...], str]] = {}
 
-    def analyse(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[int]]) -> list[Reading]:
-        if len(sentences) != len(spans):
-            raise ValueError(f"{len(sentences)} sentences but {len(spans)} spans")
-        return [self._read(list(tokens), sorted(span)) if span else NO_ALIGNMENT
-                for tokens, span in zip(sentences, spans)]
+    def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
+        return [self._read(tokens, span) for tokens, span in zip(sentences, spans)]
 
     # -- the noun ---------------------------------------------------------------------------
 
@@ -189,9 +186,6 @@ class German(GenderAnalyser):
     # -- the rules --------------------------------------------------------------------------
 
     def _read(self, tokens: list[str], span: list[int]) -> Reading:
-        span = [i for i in span if 0 <= i < len(tokens)]
-        if not span:
-            return NO_ALIGNMENT
         data = self._data
         for i in span:
             if tokens[i].lower() in data.indefinite:

@@ -20,7 +20,7 @@ number, person, tense (עבר past, הווה present, ...), proper name (פרט�
 
 Rules, in order
 ---------------
-1. An empty span -> unknown ``no-alignment``.
+1. An empty span -> unknown ``no-alignment`` (spans are checked by ``base.GenderAnalyser.analyse``).
 2. A span token whose prefix-less form is listed under ``indefinite`` (מישהו, also as למישהו)
    -> ``neutral`` (``indefinite``); one listed under ``feminine_indefinite`` (מישהי, the feminine
    "someone") -> ``female`` (``noun``): a translation that uses it has said the person is a woman.
@@ -70,13 +70,12 @@ import subprocess
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import ClassVar, Iterable, Sequence
+from typing import ClassVar, Iterable
 
 import yaml
 
 from biaseval.errors import ConfigError
 from biaseval.label.analysers.base import (
-    NO_ALIGNMENT,
     GenderAnalyser,
     MissingAnalyser,
     Reading,
@@ -227,23 +226,17 @@ class Hebrew(GenderAnalyser):
         self._data = _data()
         self._analyses: dict[str, list[_Analysis]] = {}
 
-    def analyse(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[int]]) -> list[Reading]:
-        if len(sentences) != len(spans):
-            raise ValueError(f"{len(sentences)} sentences but {len(spans)} spans")
-        needed = {_key(t) for tokens, span in zip(sentences, spans) if span for t in tokens}
+    def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
+        needed = {_key(t) for tokens in sentences for t in tokens}
         needed -= self._analyses.keys()
         if needed:
             self._analyses.update(run_hspell(needed, self._program))
-        return [self._read(list(tokens), sorted(span)) if span else NO_ALIGNMENT
-                for tokens, span in zip(sentences, spans)]
+        return [self._read(tokens, span) for tokens, span in zip(sentences, spans)]
 
     def _of(self, token: str) -> list[_Analysis]:
         return self._analyses.get(_key(token), [])
 
     def _read(self, tokens: list[str], span: list[int]) -> Reading:
-        span = [i for i in span if 0 <= i < len(tokens)]
-        if not span:
-            return NO_ALIGNMENT
         data = self._data
         for i in span:
             bases = {normalize(tokens[i])} | {a.base for a in self._of(tokens[i])}

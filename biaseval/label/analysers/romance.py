@@ -16,7 +16,8 @@ typographic apostrophes read as ``'``.
 The rules, for one row (target tokens, indices of the tokens aligned to the entity)
 ------------------------------------------------------------------------------------
 
-0. *No alignment.* An empty span -> unknown ``no-alignment``.
+0. *No alignment.* An empty span -> unknown ``no-alignment`` (spans are checked by
+   ``base.GenderAnalyser.analyse``, the same for every language).
 1. *Indefinite.* If a span token belongs to an indefinite pronoun of the data file (alguien,
    quelqu'un -- two tokens, "quelqu'" + "un" --, qualcuno) -> neutral ``indefinite``.
 2. *The head noun.* The window is the span; if the span has no noun and ends with a determiner or an
@@ -86,12 +87,7 @@ import shutil
 from dataclasses import dataclass
 from typing import ClassVar, Mapping, Sequence
 
-from biaseval.label.analysers.base import (
-    NO_ALIGNMENT,
-    GenderAnalyser,
-    MissingAnalyser,
-    Reading,
-)
+from biaseval.label.analysers.base import GenderAnalyser, MissingAnalyser, Reading
 from biaseval.label.analysers.lt_proc import APERTIUM_DIR_ENV, Analysis, find_automorf, run_analyser
 from biaseval.label.analysers.romance_words import WordData, normalise, word_data
 
@@ -133,21 +129,15 @@ class RomanceAnalyser(GenderAnalyser):
 
     # -- corpus level ---------------------------------------------------------------------------
 
-    def analyse(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[int]]) -> list[Reading]:
-        if len(sentences) != len(spans):
-            raise ValueError(f"{len(sentences)} sentences but {len(spans)} spans")
+    def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
         rows = []
         needed: dict[str, None] = {}
-        for k, (tokens, span) in enumerate(zip(sentences, spans)):
+        for tokens, span in zip(sentences, spans):
             words = [normalise(t) for t in tokens]
-            span = sorted(set(span))
-            if span and (span[0] < 0 or span[-1] >= len(words)):
-                raise ValueError(f"row {k}: span {span} is outside its {len(words)} tokens")
-            rows.append((list(tokens), words, span))
-            if span:
-                for w in words[max(span[0] - _LEFT, 0): span[-1] + _RIGHT]:
-                    if any(c.isalpha() for c in w):
-                        needed[w] = None
+            rows.append((tokens, words, span))
+            for w in words[max(span[0] - _LEFT, 0): span[-1] + _RIGHT]:
+                if any(c.isalpha() for c in w):
+                    needed[w] = None
         morph = self.morphology(list(needed))
         return [self.read(tokens, words, span, morph) for tokens, words, span in rows]
 
@@ -160,8 +150,7 @@ class RomanceAnalyser(GenderAnalyser):
 
     def read(self, tokens: Sequence[str], words: Sequence[str], span: Sequence[int],
              morph: Mapping[str, tuple[Analysis, ...]]) -> Reading:
-        if not span:
-            return NO_ALIGNMENT
+        """One row's reading; ``span`` non-empty, sorted and inside ``tokens`` (rules 1-5)."""
         row = _Row(self.data, list(tokens), list(words), morph)
         members = set(span)
 

@@ -20,7 +20,8 @@ parses).
 
 Rules, in order
 ---------------
-1. *No alignment*: an empty span -> unknown ``no-alignment``.
+1. *No alignment*: an empty span -> unknown ``no-alignment`` (spans are checked by
+   ``base.GenderAnalyser.analyse``).
 2. *Indefinite pronoun*: a span token with a parse whose lemma is listed under ``indefinite``
    (кто-то, кто-нибудь, некто; хтось, хто-небудь, ...; so also кого-то, когось) ->
    ``neutral`` (``indefinite``).
@@ -106,13 +107,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import yaml
 
 from biaseval.errors import ConfigError
 from biaseval.label.analysers.base import (
-    NO_ALIGNMENT,
     GenderAnalyser,
     MissingAnalyser,
     Reading,
@@ -221,16 +221,10 @@ class _Slavic(GenderAnalyser):
 
     # -- the rules --------------------------------------------------------------------------
 
-    def analyse(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[int]]) -> list[Reading]:
-        if len(sentences) != len(spans):
-            raise ValueError(f"{len(sentences)} sentences but {len(spans)} spans")
-        return [self._read(list(tokens), sorted(span)) if span else NO_ALIGNMENT
-                for tokens, span in zip(sentences, spans)]
+    def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
+        return [self._read(tokens, span) for tokens, span in zip(sentences, spans)]
 
     def _read(self, tokens: list[str], span: list[int]) -> Reading:
-        span = [i for i in span if 0 <= i < len(tokens)]
-        if not span:
-            return NO_ALIGNMENT
         for i in span:
             if any(p.lemma in self._data.indefinite for p in self._parses(tokens[i])):
                 return Reading("neutral", "indefinite", tokens[i])
