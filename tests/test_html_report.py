@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -25,11 +25,11 @@ import numpy as np
 import polars as pl
 import pytest
 
+from biaseval.metrics import METRIC_SCHEMA
+from biaseval.pipeline import sweep
 from biaseval.report import plots
 from biaseval.report.html import render_html
 from biaseval.report.tables import Value, headline_panels, metric_rows, pairwise_grid, significance, value_cell
-from biaseval.metrics import METRIC_SCHEMA
-from biaseval.pipeline import sweep
 from conftest import REPO
 from procs import kill_sessions, sessions_matching
 
@@ -108,7 +108,7 @@ def _expected_pairwise(run_root: Path) -> pl.DataFrame:
 def _history(metrics: pl.DataFrame) -> pl.DataFrame:
     """Four monitoring runs a week apart, built around the real run's headline values; Google's WinoMT
     accuracy drops significantly in the third."""
-    base = datetime(2026, 10, 1, 6, 0, tzinfo=timezone.utc)
+    base = datetime(2026, 10, 1, 6, 0, tzinfo=UTC)
     headline = metrics.filter(
         ((pl.col("suite") == "winomt-hi") & (pl.col("subset") == "all") & pl.col("metric").is_in(["acc", "delta_g", "delta_s"]))
         | ((pl.col("suite") == "otsc-hi") & (pl.col("metric") == "p_f"))
@@ -416,7 +416,7 @@ def test_names_and_messages_from_the_data_are_escaped(chromium, tmp_path):
     pl.DataFrame({"system": [one, one], "suite": [otsc, otsc], "item_id": ["i1", "i2"], "label": [None, None],
                   "error": [error, error]}, schema_overrides={"label": pl.String}).write_parquet(root / "labels.parquet")
     history = pl.DataFrame({"run_id": ["<run&0>", "<run&1>"],
-                            "created_at": [datetime(2026, 1, 1, tzinfo=timezone.utc), datetime(2026, 1, 8, tzinfo=timezone.utc)],
+                            "created_at": [datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 8, tzinfo=UTC)],
                             "system": [one, one], "suite": [wino, wino], "subset": ["all", "all"], "metric": ["acc", "acc"],
                             "value": [0.8, 0.7], "ci_low": [0.75, 0.65], "ci_high": [0.85, 0.75], "change": [None, -0.1],
                             "change_low": [None, -0.15], "change_high": [None, -0.05], "mcnemar_p": [None, 0.001],

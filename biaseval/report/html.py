@@ -22,9 +22,8 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.errors import MissingExtra, RunDirError
-from biaseval.report import plots
+from biaseval.report import plots, tables
 from biaseval.report import published as published_results
-from biaseval.report import tables
 from biaseval.report.markdown import (
     LANGUAGE_SUBSET,
     SHIFT_GENDERS,

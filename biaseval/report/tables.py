@@ -7,6 +7,7 @@ templates (templates/) lay the rows out and escape them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import polars as pl
@@ -47,14 +48,14 @@ class Value:
 
 
 def _missing(x) -> bool:
-    return x is None or x != x
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def value_cell(value, low, high, metric: str) -> Value | None:
     """A metric value with its CI at the metric's scale; None where there is no value."""
     if value is None:
         return None
-    if value != value:
+    if math.isnan(value):
         return Value("NaN", nan=True)
     scale, digits, _ = metric_format(metric)
     ci = None
@@ -267,7 +268,7 @@ def bin_tables(bins: pl.DataFrame) -> list[dict]:
     for (side, language, system), rows in bins.group_by("side", "language", "system", maintain_order=True):
         lines = []
         for r in rows.iter_rows(named=True):
-            share = r["share"] if r["share"] == r["share"] else 0.0
+            share = 0.0 if _missing(r["share"]) else r["share"]
             lines.append({"feature": r["feature"], "bin": r["bin"], "range": f"[{small(r['lo'])}, {small(r['hi'])}]",
                           "count": r["count"], "bar": f"{max(0.0, min(share, 1.0)) * 80:.0f}",
                           "share": f"{100 * share:.1f}%", "share_all": fmt_value(r.get("share_all"), 100, 1),
