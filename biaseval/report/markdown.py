@@ -183,13 +183,14 @@ def shift_table(shift: pl.DataFrame) -> pl.DataFrame:
 
 
 def read_failures(labels: Path) -> pl.DataFrame:
-    """Items without a translation in labels.parquet, per system and suite, with the most common error."""
-    return (
-        pl.scan_parquet(labels).filter(pl.col("label").is_null())
-        .group_by("system", "suite")
-        .agg(pl.len().alias("items"), pl.col("error").mode().first().alias("error"))
-        .sort("system", "suite").collect()
-    )
+    """Items without a translation in labels.parquet, per system and suite, with the most common error
+    (of errors equally common, the first in alphabetical order: the same report every time)."""
+    failed = pl.scan_parquet(labels).filter(pl.col("label").is_null())
+    common = (failed.group_by("system", "suite", "error").len()
+              .sort(["system", "suite", "len", "error"], descending=[False, False, True, False], nulls_last=True)
+              .group_by("system", "suite", maintain_order=True).agg(pl.col("error").first()))
+    return (failed.group_by("system", "suite").agg(pl.len().alias("items"))
+            .join(common, on=["system", "suite"], how="left").sort("system", "suite").collect())
 
 
 LANGUAGE_SUBSET = pl.col("subset").str.contains(r"^[a-z]{2,3}$")
