@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 CONFIG ?= conf/paper.yaml
 RUNS ?= runs
 
-.PHONY: install test sweep bench monitor clean
+.PHONY: install test test-fast sweep bench monitor clean
 
 # torch is pinned to the CPU wheel this machine kind keeps on disk; a bare `torch` requirement
 # would pull a multi-GB CUDA build. On a GPU machine, install your torch first.
@@ -23,6 +23,10 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The fast tier: everything but the tests marked slow (those that start Ray or take seconds).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
 
 sweep: $(STAMP)
 	@out=$(RUNS)/$$(basename $(CONFIG) .yaml)-$$(date -u +%Y%m%dT%H%M%SZ); \

@@ -1,8 +1,15 @@
-"""Shared fixtures. Tests that need the mirrored datasets fail (never skip) when they are missing."""
+"""Shared fixtures. Tests that need the mirrored datasets fail (never skip) when they are missing.
+
+Test tiers: a test that starts Ray or otherwise takes seconds is marked ``slow`` (``make test-fast``
+leaves those out; ``make test`` runs everything): by the module's ``pytestmark``, by its own mark, or
+here when it uses a slow fixture — ``ray_local``, or one its module names in its own SLOW_FIXTURES
+(a model trained once for the module, say). A test that starts Ray without the mark fails."""
 
 from __future__ import annotations
 
 import os
+import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -10,6 +17,49 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 HINDI = "Gender-Bias-Hi-En-Eval"
+
+# A test that uses one of these (directly or through another fixture) is slow; a module may add its
+# own fixtures by naming them in a SLOW_FIXTURES set of its own.
+SLOW_FIXTURES = {"ray_local"}
+# What starting Ray runs: its head processes (ray.init in this process) or the `ray start` command.
+RAY_PROGRAMS = {"gcs_server", "raylet"}
+
+_running: pytest.Item | None = None  # the test being set up, run or torn down
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        slow = SLOW_FIXTURES | getattr(getattr(item, "module", None), "SLOW_FIXTURES", set())
+        if slow & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    global _running
+    _running = item
+    try:
+        return (yield)
+    finally:
+        _running = None
+
+
+def _ray_guard(event: str, args: tuple) -> None:
+    """An audit hook: a test not marked slow may not start a process of Ray (the fast tier stays fast)."""
+    if event != "subprocess.Popen" or _running is None or _running.get_closest_marker("slow"):
+        return
+    executable, argv = args[0], args[1]
+    argv = [argv] if isinstance(argv, (str, bytes)) else list(argv or ())
+    words = " ".join(os.fsdecode(a) for a in argv).split()  # a shell's command line split too
+    names = [os.path.basename(w) for w in [os.fsdecode(executable or ""), *words]]
+    if RAY_PROGRAMS & set(names) or ("ray", "start") in pairwise(names):
+        raise RuntimeError(f"{_running.nodeid} starts Ray but is not marked slow: "
+                           "add @pytest.mark.slow (or use the ray_local fixture)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    sys.addaudithook(_ray_guard)  # for the life of the process; it acts only while a test runs
 
 
 def _data_dir() -> Path | None:

@@ -19,6 +19,8 @@ from biaseval.label.align import METHODS, SYMMETRIZATIONS, align, project, symme
 from biaseval.errors import ConfigError
 from biaseval.label.tokens import tokenize
 
+SLOW_FIXTURES = {"winomt_es"}  # a real corpus aligned: tests using it are slow (conftest.py)
+
 
 # --- a synthetic parallel corpus ---------------------------------------------------------------
 

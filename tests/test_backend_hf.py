@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from tiny_mt import PAIRS, build_tiny_marian, build_tiny_nllb, convert_to_ct2  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Recommended. pip install sacremoses")
+SLOW_FIXTURES = {"tiny", "tiny_nllb"}  # trained here: tests using them are slow (conftest.py)
 
 SOURCES = [s for s, _ in PAIRS]
 EXPECTED = dict(PAIRS)

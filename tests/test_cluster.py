@@ -12,10 +12,13 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from conftest import REPO
 from procs import kill_sessions, sessions_matching
 from test_sweep import ITEMS, SYSTEMS, small_config
+
+pytestmark = pytest.mark.slow  # a cluster started with `ray start`
 
 
 def _free_port() -> int:

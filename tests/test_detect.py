@@ -71,6 +71,7 @@ def test_invalid_rule_sets_are_rejected(bad):
         RuleSet(name="x", **bad)
 
 
+@pytest.mark.slow
 def test_polars_matches_python_on_every_recorded_output(hindi):
     """Parity of the vectorised detector with the per-line reference on all recorded English outputs."""
     outputs = ["amazontranslate", "corpus_indictrans", "microsofttranslate", "translation-google-results", "watson"]

@@ -15,6 +15,8 @@ from biaseval.config import load_config
 from biaseval.pipeline import sweep
 from test_embeddings import _train
 
+pytestmark = pytest.mark.slow  # fastText models trained, a sweep on Ray
+
 WORDS = {"nurse": "neutral", "engineer": "neutral", "teacher": "neutral", "doctor": "neutral", "king": "masculine",
          "queen": "feminine", "actress": "feminine", "actor": "masculine", "house": "neutral", "father": "masculine",
          "mother": "feminine", "friend": "neutral"}

@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pytest
 import yaml
 
 from conftest import REPO
 from procs import kill_sessions
+
+pytestmark = pytest.mark.slow  # job scripts run sweeps in subprocesses
 
 WINO = 704
 

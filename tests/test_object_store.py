@@ -21,6 +21,8 @@ from biaseval.pipeline import score, sweep
 from biaseval.run.filesystem import MANIFEST, Folder, StoreOptions
 from test_sweep import ITEMS, SYSTEMS, small_config
 
+pytestmark = pytest.mark.slow  # moto's S3 server, sweeps
+
 BUCKET = "bias-runs"
 
 

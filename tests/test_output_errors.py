@@ -29,6 +29,8 @@ from test_object_store import BUCKET, _free_port, s3  # noqa: F401 - the moto se
 from test_run_lock import biaseval, finished  # noqa: F401 - the finished-run fixture
 from test_sweep import small_config
 
+pytestmark = pytest.mark.slow  # sweeps in mount namespaces, moto's S3 server
+
 BIN = str(Path(sys.executable).parent / "biaseval")
 UNSHARE = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-r", "-m"]
 

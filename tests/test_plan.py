@@ -119,6 +119,7 @@ def cloud_systems(fakes, targets: list[str] | None) -> dict:
 
 # WinoMT-Hindi: 704 items (701 distinct texts, about 42,000 characters: over one Google request),
 # hi -> en; the English OTSC template: 4 x 80 items, en -> es, it, fr, de, in target order.
+@pytest.mark.slow
 @pytest.mark.parametrize("suites, shard_size, per_task, targets", [
     (["winomt-hi", "otsc-en"], 5000, 1000, None),  # a shard per suite: one task each
     (["winomt-hi", "otsc-en"], 300, 1000, None),  # shards cut the suites, and OTSC across its languages

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from tiny_mt import build_tiny_marian, build_tiny_nllb, convert_to_ct2  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Recommended. pip install sacremoses")
+SLOW_FIXTURES = {"models"}  # trained here: tests using them are slow (conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,8 @@ from procs import kill_sessions, sessions_matching
 from test_object_store import BUCKET, s3  # noqa: F401 - the moto server fixture
 from test_sweep import small_config
 
+pytestmark = pytest.mark.slow  # sweeps in subprocesses, moto's S3 server
+
 BIN = str(Path(sys.executable).parent / "biaseval")
 
 # A process that takes the lock of argv[1] through biaseval's own API and holds it until killed.

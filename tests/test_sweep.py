@@ -99,6 +99,7 @@ def test_foreign_directory_is_refused(tmp_path, data_dir):
         sweep(small_config(tmp_path), out)
 
 
+@pytest.mark.slow
 def test_killed_process_resumes_exactly(tmp_path, data_dir):
     """SIGKILL a whole sweep process (driver, Ray and workers) mid-way; the rerun completes exactly."""
     config = small_config(tmp_path, shard_size=40)

@@ -200,6 +200,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_a_ray_left_running_on_the_host_is_not_joined(tmp_path, data_dir):
     """`ray start --head` earlier on this host, no RAY_ADDRESS: the sweep starts its own Ray (a plain
     ray.init() would find that cluster through <RAY_TMPDIR>/ray/ray_current_cluster and refuse num_cpus).

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pytest
 
 from biaseval.run.translation_store import STORE_SCHEMA, TranslationStore
 from biaseval.run.keys import key_hashes
@@ -25,6 +26,7 @@ def _rows(sources: list[str], translations: list[str | None], when: datetime, ru
     }, schema=STORE_SCHEMA)
 
 
+@pytest.mark.slow
 def test_compaction_merges_parts_and_changes_no_lookup(tmp_path):
     store = TranslationStore(tmp_path / "store")
     identity = {"backend": "identity", "version": "v", "options": {}}

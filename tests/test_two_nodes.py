@@ -154,6 +154,7 @@ def _one_row_per_item_and_system(out: Path, systems: int) -> None:
     assert pl.read_parquet(out / "labels.parquet").height == rows.height
 
 
+@pytest.mark.slow
 def test_job_submit_places_systems_on_both_nodes(cluster, tmp_path):
     out = tmp_path / "run"
     job = cluster.submit(_placed(tmp_path), out)
@@ -164,6 +165,7 @@ def test_job_submit_places_systems_on_both_nodes(cluster, tmp_path):
     assert "biaseval: ShardWorker aws on node" in node and "ShardWorker google" not in node
 
 
+@pytest.mark.slow
 def test_losing_a_node_mid_sweep_then_rerun(cluster, tmp_path):
     """The second node hosts a rate-limited live system; it is killed mid-sweep. The job fails naming
     the lost work and how to resume; with the node back, the same job completes exactly."""
@@ -211,6 +213,7 @@ def test_actors_sized_from_the_cluster():
         system(actors=0)
 
 
+@pytest.mark.slow
 def test_a_translation_store_a_node_cannot_see_is_refused_before_sending(data_dir, tmp_path):
     """The store path is the head's disk; the node hosting the live system has another disk at that
     path (as a head-only emptyDir in Kubernetes). Its worker refuses before sending anything, the job

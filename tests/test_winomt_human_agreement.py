@@ -18,6 +18,8 @@ from biaseval.label.rules import builtin
 from biaseval.suites.winomt_en import AGGREGATE, parse_rows
 from biaseval.data.textio import read_lines
 
+pytestmark = pytest.mark.slow  # each language aligns a corpus: seconds
+
 ANNOTATIONS = {  # language -> (file, systems whose outputs train the aligner with the annotated pairs)
     "es": "es.in - es.in.csv",
     "fr": "fr.in - fr.in.csv",
