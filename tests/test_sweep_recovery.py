@@ -222,3 +222,18 @@ def test_a_ray_left_running_on_the_host_is_not_joined(tmp_path, data_dir):
         assert_complete(out)
     finally:
         assert kill_sessions(sessions_matching(ray_tmp)) == []
+
+
+def test_a_rerun_with_fewer_systems_is_refused(tmp_path, data_dir, ray_local):
+    """--systems on a finished run would rewrite run.json with fewer systems and drop the others from
+    every later scoring; it is refused, the run left as it was."""
+    from biaseval.errors import RunDirError
+
+    config = small_config(tmp_path)
+    out = tmp_path / "run"
+    sweep(config, out)
+    before = (out / "run.json").read_bytes(), pq.read_metadata(out / "metrics.parquet").num_rows
+    with pytest.raises(RunDirError, match="leaves out aws"):
+        sweep(config, out, systems=["google"])
+    assert ((out / "run.json").read_bytes(), pq.read_metadata(out / "metrics.parquet").num_rows) == before
+    assert sweep(config, tmp_path / "google-only", systems=["google"]).sweep.shards < 22

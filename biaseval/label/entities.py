@@ -7,7 +7,7 @@ For one target language at a time:
 2. the source entity is its words at the item's ``entity_index`` plus a directly preceding article
    ("the", "a", "an"), so that the target article is aligned too;
 3. the target tokens linked to those words go to the language's gender analyser
-   (``biaseval.entity_gender``), which returns male / female / neutral / unknown with a reason.
+   (``biaseval.label.analysers``), which returns male / female / neutral / unknown with a reason.
 
 This is the detector ``entity-alignment`` (``entity-alignment-eflomal`` uses eflomal). Unlike the
 rule-set detectors it needs the whole corpus of a language, so scoring hands it all rows of the
@@ -123,7 +123,7 @@ DETECTORS = (
     EntityAlignment("entity-alignment", 1, "fast_align",
                     doc="WinoMT: the entity aligned to the translation (fast_align-style models from "
                         "systran-align, trained on the run's sentence pairs), its gender read by the target "
-                        "language's analyser (biaseval/entity_gender)."),
+                        "language's analyser (biaseval/label/analysers)."),
     EntityAlignment("entity-alignment-eflomal", 1, "eflomal",
                     doc="As entity-alignment, with the eflomal aligner."),
 )

@@ -164,6 +164,12 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
     if refresh and previous is not None and not previous.get("refresh"):
         raise RunDirError(f"{out}: --refresh needs a new --out directory (this one holds a run that used the cache)")
     refresh = refresh or bool(previous and previous.get("refresh"))
+    dropped = sorted(set(previous["systems"]) - set(prepared.config.systems)) if previous else []
+    if dropped:  # scoring covers the systems of run.json: narrowing it would drop finished systems from the run
+        raise RunDirError(
+            f"{out}: holds a run of {', '.join(sorted(previous['systems']))}; this sweep leaves out {', '.join(dropped)} "
+            f"(--systems or an edited config) and would drop them from the run's results. Rerun with all of them, "
+            f"or choose a new --out")
     if previous and run_id and previous["run_id"] != run_id:
         raise RunDirError(f"{out}: holds run {previous['run_id']}, not {run_id}; choose a new --out directory")
     run_id = previous["run_id"] if previous else run_id or new_run_id(prepared.config)

@@ -25,7 +25,7 @@ from biaseval.suites.base import SUITES, FileSuite, Subset, conform
 
 AGGREGATE = "data/aggregates/en.txt"
 PRO, ANTI = "data/aggregates/en_pro.txt", "data/aggregates/en_anti.txt"
-# The languages with a gender analyser (biaseval.entity_gender). mt_gender also recorded Arabic,
+# The languages with a gender analyser (biaseval.label.analysers). mt_gender also recorded Arabic,
 # which would need an analyser for Arabic noun gender (see README).
 TARGETS = ("de", "es", "fr", "he", "it", "ru", "uk")
 GROUPS = ("anti", "pro", "winogender")
