@@ -264,9 +264,9 @@ def bench_live(chars_per_min: float = 1_200_000, latency_s: float = 0.05) -> Non
             ok = sorted((r for r in fake.requests if r.status == "OK"), key=lambda r: r.done)
             rows = pl.read_parquet(sorted((tmp_path / "a" / "translations").rglob("*.parquet")))
             lost = rows.height - rows["translation"].drop_nulls().len()
-            sent = fake.count()
+            sent = fake.count
             again = sweep(path, tmp_path / "b", stream=devnull)
-            resent = fake.count() - sent
+            resent = fake.count - sent
     finally:
         ray.shutdown()
     # Sustained throughput between the first and the last accepted request, against the quota's rate.

@@ -134,7 +134,7 @@ def test_the_fake_rejects_requests_over_the_limits(fake, make, transport):
         with pytest.raises(exceptions.BadRequest) as caught:  # REST maps 400 to BadRequest
             backend.translate_batch(texts, "en", "hi", timeout=5)
         assert backend.classify(caught.value) is None
-    assert fake.count("INVALID_ARGUMENT") == 2
+    assert fake.count_where(status="INVALID_ARGUMENT") == 2
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -150,7 +150,7 @@ def test_the_reported_model_is_recorded(fake, make, transport):
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_throttling_waits_the_delay_the_server_asks(fake, make, transport):
-    fake.fail(Failure.throttled(retry_delay_s=3.5))
+    fake.script(Failure.throttled(retry_delay_s=3.5))
     out, sleeps, runner = run(make(fake, transport), ["a", "b"])
     assert [r.translation for r in out] == [T("a", "hi"), T("b", "hi")]
     assert [r.attempts for r in out] == [2, 2] and runner.requests == 2
@@ -159,7 +159,7 @@ def test_throttling_waits_the_delay_the_server_asks(fake, make, transport):
 
 
 def test_retry_after_header_is_honoured_over_rest(fake, make):
-    fake.fail(Failure.throttled(retry_delay_s=None, retry_after="7"))
+    fake.script(Failure.throttled(retry_delay_s=None, retry_after="7"))
     out, sleeps, _ = run(make(fake, "rest"), ["a"])
     assert out[0].translation == T("a", "hi") and out[0].attempts == 2
     assert sleeps == [pytest.approx(7.0)]
@@ -167,9 +167,9 @@ def test_retry_after_header_is_honoured_over_rest(fake, make):
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_server_errors_are_retried(fake, make, transport):
-    fake.fail(Failure.internal(), Failure.unavailable())
+    fake.script(Failure.internal(), Failure.unavailable())
     if transport == "rest":
-        fake.fail(Failure("UNAVAILABLE", "Bad gateway", http_status=502))
+        fake.script(Failure("UNAVAILABLE", "Bad gateway", http_status=502))
     out, sleeps, _ = run(make(fake, transport), ["a", "b", "c"])
     attempts = 4 if transport == "rest" else 3
     assert [r.translation for r in out] == [T(t, "hi") for t in "abc"]
@@ -179,7 +179,7 @@ def test_server_errors_are_retried(fake, make, transport):
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_timeout_is_retried(fake, make, transport):
-    fake.fail(Failure.slow(2.0))
+    fake.script(Failure.slow(2.0))
     policy = RetryPolicy(max_attempts=3, backoff_s=0.01, timeout_s=0.3)
     out, sleeps, runner = run(make(fake, transport), ["slow text"], policy=policy)
     assert out[0].translation == T("slow text", "hi") and out[0].attempts == 2
@@ -192,7 +192,7 @@ def test_a_timeout_is_retried(fake, make, transport):
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_fail_twice_then_succeed(fake, make, transport):
-    fake.fail(Failure.unavailable(), times=2)
+    fake.script(Failure.unavailable(), times=2)
     texts = ["he is a doctor", "she is a doctor", "they are doctors"]
     out, sleeps, runner = run(make(fake, transport), texts)
     assert len(out) == len(texts)
@@ -203,7 +203,7 @@ def test_fail_twice_then_succeed(fake, make, transport):
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_giving_up_after_max_attempts(fake, make, transport):
-    fake.fail(Failure.unavailable(), times=10)
+    fake.script(Failure.unavailable(), times=10)
     out, _, runner = run(make(fake, transport), ["a"], policy=RetryPolicy(max_attempts=3, backoff_s=0))
     assert out[0].translation is None and out[0].attempts == 3 and runner.requests == 3
     assert out[0].error.startswith("gave up after 3 attempts: ServiceUnavailable: 503")
@@ -211,7 +211,7 @@ def test_giving_up_after_max_attempts(fake, make, transport):
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_permanent_400_is_recorded_without_retry(fake, make, transport):
-    fake.fail(Failure.invalid("Target language 'xx' is not supported."))
+    fake.script(Failure.invalid("Target language 'xx' is not supported."))
     out, sleeps, runner = run(make(fake, transport), ["one text"])
     assert out[0].translation is None and out[0].attempts == 1
     assert re.match(r"(InvalidArgument|BadRequest): 400", out[0].error) and "'xx' is not supported" in out[0].error
@@ -247,7 +247,7 @@ def test_secrets_never_reach_the_recorded_error(fake, make, transport, monkeypat
     assert fake.requests[-1].headers["authorization"] == f"Bearer {token}"
 
     echo = f"Request with authorization={{authorization}} (Authorization: {{authorization}}) and key {key} denied"
-    fake.fail(Failure("PERMISSION_DENIED", echo, reason="ACCESS_DENIED"))
+    fake.script(Failure("PERMISSION_DENIED", echo, reason="ACCESS_DENIED"))
     with pytest.raises(Exception) as caught:
         backend.translate_batch(["a"], "en", "hi", timeout=5)
     exc = caught.value
@@ -255,7 +255,7 @@ def test_secrets_never_reach_the_recorded_error(fake, make, transport, monkeypat
     for text in (str(exc), repr(exc)):
         assert token not in text and key not in text and "denied" in text
 
-    fake.fail(Failure("PERMISSION_DENIED", echo))
+    fake.script(Failure("PERMISSION_DENIED", echo))
     out, sleeps, _ = run(backend, ["a"])
     assert out[0].translation is None and sleeps == []
     assert re.match(r"(PermissionDenied|Forbidden): 403", out[0].error) and "denied" in out[0].error
@@ -274,7 +274,7 @@ def test_quota_mode_throttles_and_the_runner_recovers(make, transport):
         policy = RetryPolicy(max_attempts=30, backoff_s=0.005, max_backoff_s=0.02, timeout_s=5)
         out, _, _ = run(backend, texts, policy=policy, concurrency=6, sleep=time.sleep)
         assert [r.translation for r in out] == [T(t, "hi") for t in texts]
-        assert server.count("RESOURCE_EXHAUSTED") > 0 and server.count("OK") == len(texts)
+        assert server.count_where(status="RESOURCE_EXHAUSTED") > 0 and server.count_where(status="OK") == len(texts)
         stats = server.stats()
         assert stats["OK"] == len(texts) and stats["codepoints_ok"] == sum(map(len, texts))
         ok = sorted(r.done for r in server.requests if r.status == "OK")

@@ -10,12 +10,15 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import ray
 
 from biaseval.translate.ratelimit import Limiter
 from biaseval.translate.runner import RequestRunner, RetryPolicy
 from biaseval.pipeline import sweep
 from test_live_sweep import WINO_TEXTS, live_config
+
+pytestmark = pytest.mark.slow  # seconds of paced requests, a sweep on Ray
 
 # A request let go just before the Retry-After reached the limiter may still arrive after the 429
 # was answered: the 429 travels to the client, is classified, the pause travels to the limiter.
@@ -53,11 +56,11 @@ def check_pause(requests, retry_after: float) -> None:
     had elapsed since the throttled request was answered."""
     throttled = [r for r in requests if r.code in ("ThrottlingException", "TooManyRequestsException")]
     assert len(throttled) == 1
-    answered = throttled[0].finished
-    early = [round(r.started - answered, 3) for r in requests
-             if answered + PAUSE_NEWS_S <= r.started < answered + retry_after]
+    answered = throttled[0].done
+    early = [round(r.at - answered, 3) for r in requests
+             if answered + PAUSE_NEWS_S <= r.at < answered + retry_after]
     assert early == [], f"requests {early} s after a Retry-After of {retry_after} s"
-    assert any(r.started >= answered + retry_after for r in requests)  # and sending went on after it
+    assert any(r.at >= answered + retry_after for r in requests)  # and sending went on after it
 
 
 def aws_credentials(monkeypatch) -> None:
@@ -96,7 +99,7 @@ def test_threads_sharing_a_limiter_keep_every_window_within_the_limit(monkeypatc
         requests = fake.requests
     assert all(r.translation is not None for out in results for r in out)
     assert len(requests) == 2 * per_runner + 1  # the throttled one was sent again
-    assert busiest([r.started for r in requests]) <= rate
+    assert busiest([r.at for r in requests]) <= rate
     check_pause(requests, 1.0)
 
 
@@ -124,6 +127,6 @@ def test_rate_limit_is_shared_by_all_actors_of_a_system(tmp_path, data_dir, monk
         requests = fake.requests
     assert result.sweep.failed == 0
     assert stats["accepted"] == WINO_TEXTS and stats["throttled"] == 1  # only the scripted one
-    assert busiest([r.started for r in requests]) <= rate
+    assert busiest([r.at for r in requests]) <= rate
     check_pause(requests, 1.0)
     assert stats["max_in_flight"] > 1  # the actors did work concurrently

@@ -10,7 +10,8 @@ A translation is ``"<tgt>:" + text.upper()``. Every request is recorded (headers
 outcome) along with the high-water mark of requests in flight. Scripted responses (``script``) answer
 the next requests in order: throttling with Retry-After, 5xx faults, slow answers, any error. A quota
 (``requests_per_s``, ``chars_per_min``: token buckets shared by all clients) throttles what goes over
-it, and ``latency_s`` is added to every request; both are safe under concurrent clients.
+it, and ``latency_s`` is added to every request; both are safe under concurrent clients. The server,
+script, records and quota are base.py's.
 
     with FakeTranslate(latency_s=0.01) as fake:
         options = {"endpoint": fake.endpoint}
@@ -22,14 +23,11 @@ from __future__ import annotations
 
 import json
 import math
-import socket
-import threading
-import time
 import uuid
-from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .base import FakeHandler, FakeService, Record, fill
 
 TARGET = "AWSShineFrontendService_20170701.TranslateText"
 CONTENT_TYPE = "application/x-amz-json-1.1"
@@ -73,13 +71,12 @@ def error(code: str, status: int = 400, message: str = "", retry_after: float | 
 
 
 @dataclass
-class Recorded:
-    """One request the fake received, and how it answered."""
+class Recorded(Record):
+    """One request the fake received (``seq``, ``at``, ``done``, ``in_flight``: see base.Record), and
+    how it answered."""
 
-    headers: dict[str, str]
-    body: dict[str, Any]
-    started: float
-    finished: float = 0.0
+    headers: dict[str, str]  # lower-case names
+    body: dict[str, Any] = field(default_factory=dict)
     status: int = 0
     code: str | None = None  # the error code, None for a translation
 
@@ -92,117 +89,50 @@ class Recorded:
         return self.status == 200
 
 
-@dataclass
-class _Bucket:
-    rate: float  # tokens per second
-    capacity: float
-    tokens: float = field(init=False)
-    updated: float = field(default_factory=time.monotonic)
+class _Handler(FakeHandler):
+    content_type = CONTENT_TYPE
 
-    def __post_init__(self) -> None:
-        self.tokens = self.capacity
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        raw = self.body()
+        if self.path != "/":
+            status, extra, body = 404, {}, b'{"__type":"UnknownOperationException","message":"not found"}'
+        else:
+            status, extra, body = self.fake._handle(dict(self.headers.items()), raw)
+        self.reply(status, body, {"x-amzn-RequestId": str(uuid.uuid4()), **extra})
 
-    def refill(self, now: float) -> None:
-        self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
-        self.updated = now
-
-    def wait_for(self, cost: float) -> float:
-        """Seconds until ``cost`` can be taken (a cost over the capacity needs a full bucket)."""
-        need = min(cost, self.capacity)
-        return 0.0 if self.tokens >= need else (need - self.tokens) / self.rate
+    def do_GET(self) -> None:  # noqa: N802
+        self.send_error(405)
 
 
-class FakeTranslate:
+class FakeTranslate(FakeService):
     """Amazon Translate on 127.0.0.1 (a free port), in a thread; ``start``/``stop`` or ``with``."""
+
+    name = "fake-aws-translate"
+    Handler = _Handler
 
     def __init__(self, *, requests_per_s: float | None = None, chars_per_min: float | None = None,
                  burst_s: float = 1.0, latency_s: float = 0.0, max_bytes: int = MAX_TEXT_BYTES,
                  throttle_status: int = 400, unsupported_pairs: set[tuple[str, str]] = frozenset(),
                  terminologies: set[str] | None = None):
-        self.latency_s = latency_s
+        super().__init__(latency_s=latency_s, requests_per_s=requests_per_s, chars_per_min=chars_per_min,
+                         burst_s=burst_s)
         self.max_bytes = max_bytes
         self.throttle_status = throttle_status
         self.unsupported_pairs = set(unsupported_pairs)
         self.terminologies = terminologies  # None: any name is accepted
-        self._buckets: list[tuple[str, _Bucket]] = []
-        if requests_per_s:
-            self._buckets.append(("requests", _Bucket(requests_per_s, max(1.0, requests_per_s * burst_s))))
-        if chars_per_min:
-            self._buckets.append(("chars", _Bucket(chars_per_min / 60, max(1.0, chars_per_min / 60 * burst_s))))
-        self._lock = threading.Lock()
-        self._script: deque[Response] = deque()
-        self._records: list[Recorded] = []
-        self._in_flight = 0
-        self.max_in_flight = 0
-        self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle --------------------------------------------------------------------------------
-
-    def start(self) -> "FakeTranslate":
-        fake = self
-        self._stopping.clear()
-
-        class Handler(_Handler):
-            owner = fake
-
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-aws-translate", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, cut open connections and wait for every handler thread to end."""
-        if self._server is None:
-            return
-        self._stopping.set()
-        self._server.shutdown()
-        self._server.close_connections()
-        self._server.server_close()  # joins the handler threads
-        self._thread.join(timeout=5)
-        self._server = self._thread = None
-
-    def __enter__(self) -> "FakeTranslate":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     @property
     def endpoint(self) -> str:
-        assert self._server is not None, "not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.url
 
     # -- scripting and inspection -----------------------------------------------------------------
 
-    def script(self, *responses: Response) -> None:
-        """Answer the next requests with these, in order (then normally)."""
-        with self._lock:
-            self._script.extend(responses)
-
     def fail_then_succeed(self, times: int, response: Response | None = None) -> None:
-        self.script(*[response or server_error()] * times)
-
-    @property
-    def requests(self) -> list[Recorded]:
-        with self._lock:
-            return list(self._records)
-
-    @property
-    def count(self) -> int:
-        with self._lock:
-            return len(self._records)
+        self.script(response or server_error(), times=times)
 
     @property
     def texts(self) -> list[str | None]:
         return [r.text for r in self.requests]
-
-    def count_where(self, code: str | None = None, ok: bool | None = None) -> int:
-        return sum(1 for r in self.requests
-                   if (code is None or r.code == code) and (ok is None or r.ok == ok))
 
     def stats(self) -> dict[str, float]:
         """Totals for benchmarks: requests, accepted, throttled, other errors, characters accepted,
@@ -210,33 +140,20 @@ class FakeTranslate:
         records = self.requests
         accepted = [r for r in records if r.ok]
         throttled = sum(1 for r in records if r.code in ("ThrottlingException", "TooManyRequestsException"))
-        span = (max(r.finished or r.started for r in records) - min(r.started for r in records)) if records else 0.0
+        span = (max(r.done or r.at for r in records) - min(r.at for r in records)) if records else 0.0
         return {"requests": len(records), "accepted": len(accepted), "throttled": throttled,
                 "errors": len(records) - len(accepted) - throttled,
                 "chars_accepted": sum(len(r.text or "") for r in accepted), "span_s": span,
                 "max_in_flight": self.max_in_flight}
 
-    def reset(self) -> None:
-        with self._lock:
-            self._records.clear()
-            self._script.clear()
-            self.max_in_flight = 0
-
     # -- serving ----------------------------------------------------------------------------------
 
     def _handle(self, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
         """One request in: (status, extra headers, body) out."""
-        record = Recorded({k.lower(): v for k, v in headers.items()}, {}, time.monotonic())
-        with self._lock:
-            self._records.append(record)
-            self._in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self._in_flight)
-        try:
+        record = Recorded(headers={k.lower(): v for k, v in headers.items()})
+        with self.track(record):
             status, extra, body, code = self._answer(record, raw)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
-        record.status, record.code, record.finished = status, code, time.monotonic()
+            record.status, record.code = status, code
         return status, extra, body
 
     def _answer(self, record: Recorded, raw: bytes) -> tuple[int, dict[str, str], bytes, str | None]:
@@ -258,11 +175,10 @@ class FakeTranslate:
             return self._error("SerializationException", 400, "body is not a JSON object")
         record.body = body
 
-        with self._lock:
-            scripted = self._script.popleft() if self._script else None
+        scripted = self.next_scripted()
         if scripted is not None and scripted.code is not None:
-            self._pause(self.latency_s + scripted.delay_s)
-            message = scripted.message.format(access_key_id=_access_key_id(auth), authorization=auth)
+            self.pause(self.latency_s + scripted.delay_s)
+            message = fill(scripted.message, {"access_key_id": _access_key_id(auth), "authorization": auth})
             return self._error(scripted.code, scripted.status, message, retry_after=scripted.retry_after)
 
         text, src, tgt = body.get("Text"), body.get("SourceLanguageCode"), body.get("TargetLanguageCode")
@@ -294,11 +210,11 @@ class FakeTranslate:
         if unknown:
             return self._error("ResourceNotFoundException", 404, f"terminology {unknown[0]!r} does not exist")
 
-        wait = self._take_quota(len(text))  # on arrival: a throttled request is answered at once
+        wait = self.quota.take(len(text)) if self.quota else 0.0  # a throttled request is answered at once
         if wait > 0:
             code = "TooManyRequestsException" if self.throttle_status == 429 else "ThrottlingException"
             return self._error(code, self.throttle_status, "Rate exceeded", retry_after=_header_seconds(wait))
-        self._pause(self.latency_s + (scripted.delay_s if scripted else 0.0))
+        self.pause(self.latency_s + (scripted.delay_s if scripted else 0.0))
 
         out: dict[str, Any] = {"TranslatedText": f"{tgt}:{text.upper()}", "SourceLanguageCode": src,
                                "TargetLanguageCode": tgt}
@@ -307,26 +223,6 @@ class FakeTranslate:
         if body.get("Settings"):
             out["AppliedSettings"] = body["Settings"]
         return 200, {}, json.dumps(out).encode(), None
-
-    def _pause(self, seconds: float) -> None:
-        if seconds > 0:
-            self._stopping.wait(seconds)  # cut short by stop()
-
-    def _take_quota(self, chars: int) -> float:
-        """0 and the quota taken, or the seconds until it could be (nothing taken)."""
-        if not self._buckets:
-            return 0.0
-        costs = {"requests": 1, "chars": chars}
-        with self._lock:
-            now = time.monotonic()
-            for _, bucket in self._buckets:
-                bucket.refill(now)
-            wait = max(bucket.wait_for(costs[name]) for name, bucket in self._buckets)
-            if wait > 0:
-                return wait
-            for name, bucket in self._buckets:
-                bucket.tokens -= costs[name]
-            return 0.0
 
     @staticmethod
     def _error(code: str, status: int, message: str, retry_after: str | None = None,
@@ -349,65 +245,3 @@ def _access_key_id(authorization: str) -> str:
         return authorization.split("Credential=", 1)[1].split("/", 1)[0]
     except IndexError:
         return ""
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False  # server_close() joins every handler thread: nothing outlives stop()
-    block_on_close = True
-    allow_reuse_address = True
-
-    def __init__(self, *args, **kwargs):
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        super().__init__(*args, **kwargs)
-
-    def process_request(self, request, client_address):
-        with self._connections_lock:
-            self._connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request):
-        with self._connections_lock:
-            self._connections.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        """Wake handlers waiting on kept-alive connections so that they end."""
-        with self._connections_lock:
-            for conn in list(self._connections):
-                try:
-                    conn.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-
-class _Handler(BaseHTTPRequestHandler):
-    owner: FakeTranslate
-    protocol_version = "HTTP/1.1"  # keep-alive, as botocore's pooled connections expect
-    timeout = 30  # a silent client cannot hold a handler thread for ever
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if self.path != "/":
-            status, extra, body = 404, {}, b'{"__type":"UnknownOperationException","message":"not found"}'
-        else:
-            status, extra, body = self.owner._handle(dict(self.headers.items()), raw)
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", CONTENT_TYPE)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
-            for key, value in extra.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
-            self.wfile.flush()
-        except OSError:  # the client gave up (read timeout) or the server is stopping
-            self.close_connection = True
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.send_error(405)
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass

@@ -1,13 +1,14 @@
 """A wire-level fake of Google Cloud Translation v3 ``translateText``, over REST and gRPC.
 
-Both servers listen on 127.0.0.1 (ports chosen by the OS) in threads of this process::
+Both servers listen on 127.0.0.1 (ports chosen by the OS) in threads of this process; what they
+share with the other fakes (server, script, records, quota) is in base.py::
 
     with FakeGoogleTranslate(latency_s=0.01, requests_per_s=50) as fake:
         options = {"project": "p", "credentials": "anonymous", "transport": "rest",
                    "endpoint": fake.endpoint("rest")}
         ...
-        fake.fail(Failure.unavailable(), times=2)     # the next two requests fail, then it answers
-        assert fake.count() == 3
+        fake.script(Failure.unavailable(), times=2)     # the next two requests fail, then it answers
+        assert fake.count == 3 and fake.count_where(status="OK") == 1
 
 - REST: ``POST /v3/projects/{p}[/locations/{l}]:translateText``, JSON in and out as the real API
   (camelCase fields; errors as ``{"error": {"code", "message", "status", "details"}}``).
@@ -20,12 +21,12 @@ reversed), names the model in the response when one was asked for (with the proj
 as Google does), and rejects with INVALID_ARGUMENT / 400 what the real API rejects: more than
 ``max_strings`` strings or ``max_codepoints`` code points, a bad parent or model, no target.
 
-Failures: ``fail(...)`` queues scripted outcomes, one per request, taken before anything else;
+Failures: ``script(...)`` queues Failure outcomes, one per request, taken before anything else;
 ``poison`` texts make any request holding them INVALID_ARGUMENT (a permanent, per-text fault).
 Quota: ``requests_per_s`` and ``chars_per_min`` are token buckets shared by all clients (capacity
 ``burst_s`` seconds' worth); a request over quota gets RESOURCE_EXHAUSTED / 429 with RetryInfo and
 a Retry-After header and costs nothing. ``latency_s`` is added to every request. All of it is
-thread-safe; ``stop()`` ends every thread the fake started, waiting requests included.
+thread-safe; ``stop()`` ends every thread the fake started (gRPC's included), waiting requests too.
 """
 
 from __future__ import annotations
@@ -33,12 +34,8 @@ from __future__ import annotations
 import json
 import math
 import re
-import socket
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -46,6 +43,8 @@ from google.cloud.translate_v3 import TranslateTextRequest, TranslateTextRespons
 from google.protobuf import any_pb2, duration_pb2, json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
+
+from .base import FakeHandler, FakeService, Record, fill
 
 SERVICE = "google.cloud.translation.v3.TranslationService"
 METHOD = "TranslateText"
@@ -101,7 +100,9 @@ class Failure:
 
 
 @dataclass
-class Recorded:
+class Recorded(Record):
+    """A request (``seq``, ``at``, ``done``, ``in_flight``: see base.Record) and its outcome."""
+
     transport: str                # "rest" or "grpc"
     parent: str
     contents: list[str]
@@ -111,8 +112,6 @@ class Recorded:
     mime_type: str
     headers: dict[str, str]       # lower-case names (HTTP headers or gRPC metadata)
     status: str = "PENDING"       # "OK" or the google.rpc.Code name answered
-    at: float = field(default_factory=time.monotonic)  # when it arrived
-    done: float | None = None     # when its answer was decided (after latency and quota)
 
     @property
     def codepoints(self) -> int:
@@ -129,56 +128,52 @@ class FakeError(Exception):
         self.reason = reason
 
 
-class _Buckets:
-    """Requests/s and chars/min token buckets; a request is admitted whole or not at all."""
+class _RestHandler(FakeHandler):
+    fake: FakeGoogleTranslate
+    content_type = "application/json; charset=UTF-8"
 
-    def __init__(self, requests_per_s: float | None, chars_per_min: float | None, burst_s: float):
-        self.rates = [requests_per_s, chars_per_min / 60 if chars_per_min else None]
-        self.capacity = [max(r * burst_s, 1.0) if r else 0.0 for r in self.rates]
-        self.tokens = list(self.capacity)
-        self.last = time.monotonic()
+    def do_POST(self) -> None:
+        body = self.body()
+        path = self.path.split("?", 1)[0]
+        match = _PATH.match(path)
+        if match is None:
+            return self._send(404, {"error": {"code": 404, "message": f"Not found: {path}", "status": "NOT_FOUND"}})
+        message = TranslateTextRequest()
+        try:
+            json_format.Parse(body or b"{}", TranslateTextRequest.pb(message))
+        except json_format.ParseError as exc:
+            return self._send(400, _error_json(FakeError("INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}")))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        record = Recorded("rest", match.group(1), list(message.contents), message.source_language_code,
+                          message.target_language_code, message.model, message.mime_type, headers)
+        try:
+            response = self.fake._translate(record)
+        except FakeError as exc:
+            extra = {"Retry-After": exc.retry_after} if exc.retry_after is not None else {}
+            return self._send(exc.http_status, _error_json(exc), extra)
+        self._send(200, json.loads(json_format.MessageToJson(TranslateTextResponse.pb(response))))
 
-    def take(self, chars: int) -> float | None:
-        """None if admitted (and charged), else the seconds until it would be."""
-        now = time.monotonic()
-        for k, rate in enumerate(self.rates):
-            if rate:
-                self.tokens[k] = min(self.capacity[k], self.tokens[k] + rate * (now - self.last))
-        self.last = now
-        wait = 0.0
-        for k, (rate, cost) in enumerate(zip(self.rates, (1, chars))):
-            if rate:
-                need = min(cost, self.capacity[k])  # a request bigger than the bucket goes into debt
-                wait = max(wait, (need - self.tokens[k]) / rate)
-        if wait > 0:
-            return wait
-        for k, (rate, cost) in enumerate(zip(self.rates, (1, chars))):
-            if rate:
-                self.tokens[k] -= cost
-        return None
+    def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        self.reply(status, json.dumps(payload).encode(), headers)
 
 
-class FakeGoogleTranslate:
+class FakeGoogleTranslate(FakeService):
+    name = "fake-google"
+    Handler = _RestHandler
+
     def __init__(self, *, latency_s: float = 0.0, requests_per_s: float | None = None,
                  chars_per_min: float | None = None, burst_s: float = 1.0, max_strings: int = MAX_STRINGS,
                  max_codepoints: int = MAX_CODEPOINTS, poison: tuple[str, ...] = (),
                  project_number: str = "123456789012", workers: int = 64):
-        self.latency_s = latency_s
+        super().__init__(latency_s=latency_s, requests_per_s=requests_per_s, chars_per_min=chars_per_min,
+                         burst_s=burst_s)
         self.max_strings, self.max_codepoints = max_strings, max_codepoints
         self.poison = frozenset(poison)
         self.project_number = project_number
         self.workers = workers
-        self._quota = _Buckets(requests_per_s, chars_per_min, burst_s) if requests_per_s or chars_per_min else None
-        self._lock = threading.Lock()
-        self._script: list[Failure] = []
-        self._requests: list[Recorded] = []
-        self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._http: ThreadingHTTPServer | None = None
-        self._http_thread: threading.Thread | None = None
         self._grpc: grpc.Server | None = None
         self._grpc_pool: ThreadPoolExecutor | None = None
-        self.rest_port = self.grpc_port = 0
+        self.grpc_port = 0
 
     # --- control ---------------------------------------------------------------------------
 
@@ -188,127 +183,77 @@ class FakeGoogleTranslate:
 
     def endpoint(self, transport: str) -> str:
         """What a system's ``options.endpoint`` should be to reach this fake over ``transport``."""
-        return f"http://127.0.0.1:{self.rest_port if transport == 'rest' else self.grpc_port}"
-
-    def fail(self, *failures: Failure, times: int = 1) -> None:
-        """Queue outcomes for the next requests (``times`` rounds of ``failures``), then normal answers."""
-        with self._lock:
-            self._script.extend(list(failures) * times)
+        return self.url if transport == "rest" else f"http://{self.host}:{self.grpc_port}"
 
     @property
-    def requests(self) -> list[Recorded]:
-        with self._lock:
-            return list(self._requests)
-
-    def count(self, status: str | None = None) -> int:
-        with self._lock:
-            return sum(1 for r in self._requests if status is None or r.status == status)
+    def rest_port(self) -> int:
+        return self.port
 
     def stats(self) -> dict[str, float]:
         """Requests per outcome, code points translated, and the span (s) of the successful answers."""
-        with self._lock:
-            out: dict[str, float] = {"requests": len(self._requests)}
-            for r in self._requests:
-                out[r.status] = out.get(r.status, 0) + 1
-            ok = [r for r in self._requests if r.status == "OK"]
-            out["codepoints_ok"] = sum(r.codepoints for r in ok)
-            out["span_s"] = (max(r.done for r in ok) - min(r.done for r in ok)) if ok else 0.0
-            return out
-
-    def reset(self) -> None:
-        with self._lock:
-            self._script.clear()
-            self._requests.clear()
+        requests = self.requests
+        out: dict[str, float] = {"requests": len(requests)}
+        for r in requests:
+            out[r.status] = out.get(r.status, 0) + 1
+        ok = [r for r in requests if r.status == "OK"]
+        out["codepoints_ok"] = sum(r.codepoints for r in ok)
+        out["span_s"] = (max(r.done for r in ok) - min(r.done for r in ok)) if ok else 0.0
+        return out
 
     def start(self) -> "FakeGoogleTranslate":
-        fake = self
-
-        class Handler(_RestHandler):
-            pass
-
-        Handler.fake = fake
-        self._http = _HttpServer(("127.0.0.1", 0), Handler)
-        self.rest_port = self._http.server_address[1]
-        self._http_thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05},
-                                             name="fake-google-rest", daemon=True)
-        self._http_thread.start()
-
+        super().start()  # REST
         self._grpc_pool = ThreadPoolExecutor(self.workers, thread_name_prefix="fake-google-grpc")
         self._grpc = grpc.server(self._grpc_pool)
         handler = grpc.unary_unary_rpc_method_handler(
             self._grpc_translate, request_deserializer=TranslateTextRequest.deserialize,
             response_serializer=TranslateTextResponse.serialize)
         self._grpc.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {METHOD: handler}),))
-        self.grpc_port = self._grpc.add_insecure_port("127.0.0.1:0")
+        self.grpc_port = self._grpc.add_insecure_port(f"{self.host}:0")
         self._grpc.start()
         return self
 
     def stop(self) -> None:
-        self._stopping.set()  # wakes every request waiting on latency or a slow failure
+        self.stopping.set()  # wakes every request waiting on latency or a slow failure
         if self._grpc is not None:
             self._grpc.stop(grace=None).wait()
             self._grpc = None
         if self._grpc_pool is not None:
             self._grpc_pool.shutdown(wait=True)
             self._grpc_pool = None
-        if self._http is not None:
-            self._http.shutdown()
-            with self._lock:
-                for conn in list(self._connections):  # idle keep-alive connections hold a thread each
-                    try:
-                        conn.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-            self._http.server_close()  # joins the handler threads
-            self._http_thread.join()
-            self._http = None
-
-    def __enter__(self) -> "FakeGoogleTranslate":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        super().stop()  # REST
 
     # --- the service ----------------------------------------------------------------------
 
-    def _wait(self, seconds: float, alive=lambda: True) -> None:
-        end = time.monotonic() + seconds
-        while not self._stopping.is_set() and alive():
-            left = end - time.monotonic()
-            if left <= 0:
-                return
-            self._stopping.wait(min(left, 0.02))
+    def _translate(self, record: Recorded, alive=None) -> TranslateTextResponse:
+        with self.track(record):
+            try:
+                response = self._answer(record, alive)
+            except FakeError as exc:
+                record.status = exc.status
+                raise
+            record.status = "OK"
+            return response
 
-    def _translate(self, record: Recorded, alive=lambda: True) -> TranslateTextResponse:
-        with self._lock:
-            self._requests.append(record)
-            failure = self._script.pop(0) if self._script else None
-        try:
-            if self.latency_s:
-                self._wait(self.latency_s, alive)
-            if failure is not None:
-                self._wait(failure.delay_s, alive)
-                if not failure.succeed:
-                    message = failure.message.format_map(_Blank(record.headers))
-                    raise FakeError(failure.status, message, retry_delay_s=failure.retry_delay_s,
-                                    retry_after=failure.retry_after, http_status=failure.http_status,
-                                    reason=failure.reason)
-            self._validate(record)
-            if self._quota is not None:
-                with self._lock:
-                    wait = self._quota.take(record.codepoints)
-                if wait is not None:
-                    raise FakeError("RESOURCE_EXHAUSTED", "Quota exceeded (fake quota).", retry_delay_s=wait,
-                                    retry_after=str(math.ceil(wait)), reason="RATE_LIMIT_EXCEEDED")
-            model = re.sub(r"^projects/[^/]+/", f"projects/{self.project_number}/", record.model)
-            response = TranslateTextResponse(translations=[
-                Translation(translated_text=self.translation(t, record.target), model=model)
-                for t in record.contents])
-        except FakeError as exc:
-            record.status, record.done = exc.status, time.monotonic()
-            raise
-        record.status, record.done = "OK", time.monotonic()
-        return response
+    def _answer(self, record: Recorded, alive) -> TranslateTextResponse:
+        failure = self.next_scripted()
+        if self.latency_s:
+            self.pause(self.latency_s, alive)
+        if failure is not None:
+            self.pause(failure.delay_s, alive)
+            if not failure.succeed:
+                raise FakeError(failure.status, fill(failure.message, record.headers),
+                                retry_delay_s=failure.retry_delay_s, retry_after=failure.retry_after,
+                                http_status=failure.http_status, reason=failure.reason)
+        self._validate(record)
+        if self.quota is not None:
+            wait = self.quota.take(record.codepoints)
+            if wait > 0:
+                raise FakeError("RESOURCE_EXHAUSTED", "Quota exceeded (fake quota).", retry_delay_s=wait,
+                                retry_after=str(math.ceil(wait)), reason="RATE_LIMIT_EXCEEDED")
+        model = re.sub(r"^projects/[^/]+/", f"projects/{self.project_number}/", record.model)
+        return TranslateTextResponse(translations=[
+            Translation(translated_text=self.translation(t, record.target), model=model)
+            for t in record.contents])
 
     def _validate(self, r: Recorded) -> None:
         parent = re.fullmatch(r"projects/([^/]+)(?:/locations/([^/]+))?", r.parent)
@@ -346,11 +291,6 @@ class FakeGoogleTranslate:
             raise  # not reached: abort raises
 
 
-class _Blank(dict):
-    def __missing__(self, key: str) -> str:
-        return ""
-
-
 def _status_proto(exc: FakeError) -> status_pb2.Status:
     details = []
     if exc.reason:
@@ -378,69 +318,3 @@ def _error_json(exc: FakeError) -> dict:
     if details:
         error["details"] = details
     return {"error": error}
-
-
-class _HttpServer(ThreadingHTTPServer):
-    daemon_threads = False  # server_close() joins them: nothing outlives stop()
-    block_on_close = True
-    request_queue_size = 512  # listen backlog: many clients connect at once (the default 5 drops SYNs)
-
-    def handle_error(self, request, client_address) -> None:
-        pass  # a client that gave up (timeout) before the answer: nothing to report
-
-
-class _RestHandler(BaseHTTPRequestHandler):
-    fake: FakeGoogleTranslate
-    protocol_version = "HTTP/1.1"  # keep-alive, as the real front end
-    timeout = 30
-
-    def setup(self) -> None:
-        super().setup()
-        with self.fake._lock:
-            self.fake._connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.fake._lock:
-            self.fake._connections.discard(self.connection)
-        try:
-            super().finish()
-        except OSError:
-            pass
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length)
-        path = self.path.split("?", 1)[0]
-        match = _PATH.match(path)
-        if match is None:
-            return self._send(404, {"error": {"code": 404, "message": f"Not found: {path}", "status": "NOT_FOUND"}})
-        message = TranslateTextRequest()
-        try:
-            json_format.Parse(body or b"{}", TranslateTextRequest.pb(message))
-        except json_format.ParseError as exc:
-            return self._send(400, _error_json(FakeError("INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}")))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        record = Recorded("rest", match.group(1), list(message.contents), message.source_language_code,
-                          message.target_language_code, message.model, message.mime_type, headers)
-        try:
-            response = self.fake._translate(record)
-        except FakeError as exc:
-            extra = {"Retry-After": exc.retry_after} if exc.retry_after is not None else {}
-            return self._send(exc.http_status, _error_json(exc), extra)
-        self._send(200, json.loads(json_format.MessageToJson(TranslateTextResponse.pb(response))))
-
-    def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:
-            self.close_connection = True  # the client is gone
