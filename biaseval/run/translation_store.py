@@ -152,11 +152,13 @@ class TranslationStore:
             return rows.collect()
 
         wanted = np.unique(keys)
-        first = [p for p in map(str, first) if p in set(parts)]
+        known = set(parts)
+        first = [p for p in map(str, first) if p in known]
         found = [scan(first, wanted)] if first else []
         if found:
             wanted = np.setdiff1d(wanted, found[0]["key_hash"].to_numpy(), assume_unique=False)
-        rest = [p for p in parts if p not in set(first)]
+        looked = set(first)
+        rest = [p for p in parts if p not in looked]
         if len(wanted) and rest:
             found.append(scan(rest, wanted))
         if not found:
