@@ -14,6 +14,10 @@ from biaseval.run.translation_store import STORE_SCHEMA, TranslationStore
 from biaseval.run.keys import key_hashes
 
 
+OLDER_COLUMNS = ["key_hash", "src_lang", "tgt_lang", "source", "translation", "error", "attempts", "model", "provider",
+                 "system_version", "run_id", "translated_at"]
+
+
 def _rows(sources: list[str], translations: list[str | None], when: datetime, run: str = "r1") -> pa.Table:
     frame = pl.DataFrame({"src_lang": ["en"] * len(sources), "tgt_lang": ["es"] * len(sources), "source": sources})
     return pa.table({
@@ -23,7 +27,7 @@ def _rows(sources: list[str], translations: list[str | None], when: datetime, ru
         "attempts": pa.array([1] * len(sources), pa.int32()), "model": ["m"] * len(sources),
         "provider": ["p"] * len(sources), "system_version": ["v"] * len(sources), "run_id": [run] * len(sources),
         "translated_at": pa.array([when] * len(sources), pa.timestamp("us", tz="UTC")),
-    }, schema=STORE_SCHEMA)
+    }, schema=pa.schema([STORE_SCHEMA.field(name) for name in OLDER_COLUMNS]))  # as an older biaseval wrote
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ import polars as pl
 import pyarrow as pa
 
 from biaseval.run.translation_store import KEY, STORE_SCHEMA
+from biaseval.translate.base import DETAIL_COLUMNS
 
 SHARD_ERRORS = b"biaseval.errors"
 
@@ -41,11 +42,21 @@ TRANSLATION_SCHEMA = pa.schema(
         ("cached", pa.bool_()),  # translated by an earlier run, taken from the store
         ("run_id", pa.string()),
         ("translated_at", pa.timestamp("us", tz="UTC")),
+        *[STORE_SCHEMA.field(name) for name in DETAIL_COLUMNS],  # what the provider said about the text
     ]
 )
 
+
+def unfinished(table: pa.Table) -> int:
+    """Rows to try again: no translation and no reply that is final (a rejected one, such as a refusal)."""
+    frame = pl.from_arrow(table.select(["translation", "rejected"]))
+    return frame.filter(pl.col("translation").is_null() & pl.col("rejected").is_null()).height
+
+
+
 def _timestamp(value: datetime) -> pl.Expr:
     return pl.lit(value).dt.replace_time_zone("UTC").cast(pl.Datetime("us", "UTC"))
+
 
 def translation_table(items: pl.DataFrame, translations: list[str | None], system: str, version: str,
                       run_id: str, *, provider: str = "recorded", errors: list[str | None] | None = None) -> pa.Table:
@@ -63,13 +74,15 @@ def translation_table(items: pl.DataFrame, translations: list[str | None], syste
         pl.lit(False).alias("cached"),
         pl.lit(run_id).alias("run_id"),
         _timestamp(datetime.now(timezone.utc)).alias("translated_at"),
+        *[pl.lit(None).alias(name) for name in DETAIL_COLUMNS],
     )
     return frame.to_arrow().select(TRANSLATION_SCHEMA.names).cast(TRANSLATION_SCHEMA)
 
+
 def live_table(items: pl.DataFrame, keys: np.ndarray, found: pl.DataFrame, failed: pl.DataFrame, system: str,
                version: str, run_id: str) -> pa.Table:
-    """Rows of a live system's items from the store: the translation where there is one, else the
-    latest recorded failure. Joined on the 64-bit key, then checked text by text (a key collision
+    """Rows of a live system's items from the store: the translation (or the reply that is final
+    without being one) where there is one, else the latest recorded failure. Joined on the 64-bit key, then checked text by text (a key collision
     could never hand one text another's translation)."""
     base = items.select(ITEM_COLUMNS).with_columns(pl.Series("key_hash", keys)).with_row_index("_order")
     same = [pl.col(c) == pl.col(f"{c}_store") for c in KEY]
@@ -80,7 +93,7 @@ def live_table(items: pl.DataFrame, keys: np.ndarray, found: pl.DataFrame, faile
                            on="key_hash", how="inner")
         return joined.filter(pl.all_horizontal(same)).drop([f"{c}_store" for c in KEY])
 
-    ok = attach(found, [c for c in stored if c != "error"])
+    ok = attach(found, stored)
     bad = base.join(ok.select("_order"), on="_order", how="anti")
     bad = bad.join(attach(failed, [c for c in stored if c != "translation"]).select("_order", *[c for c in stored if c != "translation"]),
                    on="_order", how="left")

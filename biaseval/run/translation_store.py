@@ -51,8 +51,26 @@ STORE_SCHEMA = pa.schema(
         ("system_version", pa.string()),
         ("run_id", pa.string()),
         ("translated_at", pa.timestamp("us", tz="UTC")),
+        # what the provider said about the text besides its translation (translate.base.TextDetails)
+        ("fingerprint", pa.string()),
+        ("prompt_hash", pa.string()),
+        ("input_tokens", pa.int32()),
+        ("output_tokens", pa.int32()),
+        ("billed_chars", pa.int32()),
+        ("rejected", pa.string()),  # why the reply is not a translation (it is final: never sent again)
+        ("raw", pa.string()),  # the reply as received, when rejected
     ]
 )
+# a stored text is done when it has a translation or a reply that is not one (a refusal)
+DONE = pl.col("translation").is_not_null() | pl.col("rejected").is_not_null()
+
+
+def conform(rows: pa.Table) -> pa.Table:
+    """Rows in STORE_SCHEMA: columns a part written by an older biaseval lacks are added as nulls."""
+    missing = [f for f in STORE_SCHEMA if f.name not in rows.column_names]
+    for f in missing:
+        rows = rows.append_column(f.name, pa.nulls(rows.num_rows, f.type))
+    return rows.select(STORE_SCHEMA.names).cast(STORE_SCHEMA)
 
 
 def default_root() -> Path:
@@ -72,6 +90,7 @@ def identity_key(identity: dict) -> str:
     return f"{identity['backend']}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
+_STORE_POLARS = pl.Schema(pl.from_arrow(STORE_SCHEMA.empty_table()).schema)
 COMPACT_ROWS = 262_144  # rows per row group of a merged part
 
 
@@ -112,13 +131,15 @@ class TranslationStore:
                                   json.dumps(identity, indent=2, sort_keys=True, default=str) + "\n")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         rel = f"{folder}/part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-        self.store.write_parquet(rel, rows.select(STORE_SCHEMA.names).cast(STORE_SCHEMA))
+        self.store.write_parquet(rel, conform(rows))
         return self.store.uri(rel) if self.store.remote else self.store.path(rel)
 
     def _scan(self, parts: list[str]) -> pl.LazyFrame:
+        """The parts as one frame in STORE_SCHEMA (parts of older versions get the missing columns)."""
         if not self.store.remote:
-            return pl.scan_parquet(parts)
-        return pl.from_arrow(self.store.read_table([self._rel(p) for p in parts])).lazy()
+            return pl.scan_parquet(parts, missing_columns="insert", schema=_STORE_POLARS)
+        tables = [conform(self.store.read_table([self._rel(p)])) for p in parts]
+        return pl.from_arrow(pa.concat_tables(tables)).lazy()
 
     def hashes(self, identity: dict, *, run_id: str | None = None, since: datetime | None = None) -> np.ndarray:
         """Sorted distinct keys of the texts the store holds a translation of (by ``run_id`` if
@@ -126,7 +147,7 @@ class TranslationStore:
         parts = self.parts(identity)
         if not parts:
             return np.zeros(0, dtype=np.uint64)
-        rows = _fresh(self._scan(parts).filter(pl.col("translation").is_not_null()), since)
+        rows = _fresh(self._scan(parts).filter(DONE), since)
         if run_id is not None:
             rows = rows.filter(pl.col("run_id") == run_id)
         return np.unique(rows.select("key_hash").collect()["key_hash"].to_numpy())
@@ -164,8 +185,8 @@ class TranslationStore:
         if not found:
             return empty, empty
         found = pl.concat(found).sort("translated_at")
-        ok = found.filter(pl.col("translation").is_not_null()).unique(subset="key_hash", keep="last", maintain_order=False)
-        failed = (found.filter(pl.col("translation").is_null()).join(ok.select("key_hash"), on="key_hash", how="anti")
+        ok = found.filter(DONE).unique(subset="key_hash", keep="last", maintain_order=False)
+        failed = (found.filter(~DONE).join(ok.select("key_hash"), on="key_hash", how="anti")
                   .unique(subset="key_hash", keep="last", maintain_order=False))
         return ok, failed
 
@@ -187,7 +208,7 @@ class TranslationStore:
             with pq.ParquetWriter(tmp, STORE_SCHEMA, compression="zstd", write_page_checksum=True) as writer:
                 pending, rows = [], 0
                 for part in parts:  # row groups of ~COMPACT_ROWS: few and large, memory bounded
-                    table = self.store.read_table([self._rel(part)]).select(STORE_SCHEMA.names).cast(STORE_SCHEMA)
+                    table = conform(self.store.read_table([self._rel(part)]))
                     pending.append(table)
                     rows += table.num_rows
                     if rows >= COMPACT_ROWS:

@@ -15,11 +15,12 @@ import pyarrow as pa
 from biaseval.config import SystemConfig
 from biaseval.run.filesystem import StoreOptions
 from biaseval.run.plan import Shard, build_translator
-from biaseval.run.rows import SHARD_ERRORS, live_table, translation_table
+from biaseval.run.rows import SHARD_ERRORS, live_table, translation_table, unfinished
 from biaseval.run.rundir import SHARD_KEY, RunDir
 from biaseval.run.translation_store import KEY, STORE_SCHEMA, TranslationStore
 from biaseval.suites import SUITES, SuiteData
 from biaseval.translate import TextTranslator
+from biaseval.translate.base import DETAIL_COLUMNS
 from biaseval.translate.runner import RequestRunner, RetryPolicy
 
 
@@ -105,7 +106,7 @@ class ShardWorker:
         for (src, tgt), group in texts.group_by(["src_lang", "tgt_lang"], maintain_order=True):
             sources = group["source"].to_list()
             results = runner.translate(sources, src, tgt)
-            failed += sum(r.translation is None for r in results)
+            failed += sum(not r.final for r in results)
             parts.append(pa.table({
                 "key_hash": group["key_hash"].to_arrow(),
                 "src_lang": [src] * len(sources), "tgt_lang": [tgt] * len(sources), "source": sources,
@@ -116,6 +117,7 @@ class ShardWorker:
                 "system_version": [self.cfg.version] * len(sources),
                 "run_id": [self.run_id] * len(sources),
                 "translated_at": pa.array([r.translated_at for r in results], pa.timestamp("us", tz="UTC")),
+                **{name: [getattr(r.details, name) if r.details else None for r in results] for name in DETAIL_COLUMNS},
             }, schema=STORE_SCHEMA))
         part = self.cache.append(self.identity, pa.concat_tables(parts)) if parts else None
         self._finished()
@@ -127,7 +129,7 @@ class ShardWorker:
         found, failed = self.cache.latest(self.identity, items, item_keys, run_id=self.run_id if refresh else None,
                                           first=first, since=self.since)
         table = live_table(items, item_keys, found, failed, self.system, self.cfg.version, self.run_id)
-        errors = table.num_rows - len(table.column("translation").drop_null())
+        errors = unfinished(table)
         self._write(shard, table, errors)
         self._finished()
         return table.num_rows, errors

@@ -89,9 +89,30 @@ class ItemTranslator(Translator):
 
 
 @dataclass(frozen=True)
+class TextDetails:
+    """What a provider said about one text besides its translation (None where it says nothing).
+    Every field is a column of the translation store and of the shards (``DETAIL_COLUMNS``)."""
+
+    fingerprint: str | None = None  # the serving configuration it ran on (OpenAI's system_fingerprint)
+    prompt_hash: str | None = None  # SHA-256 of the prompt templates that carried it (LLM backends)
+    input_tokens: int | None = None  # tokens billed for it (a request's share, for batched texts)
+    output_tokens: int | None = None
+    billed_chars: int | None = None  # characters the provider billed (DeepL)
+    rejected: str | None = None  # why the reply is not a translation: refusal, empty, explanation, wrong-language
+    raw: str | None = None  # the reply as received, when it was rejected
+
+
+DETAIL_COLUMNS = tuple(TextDetails.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
 class BatchOutput:
-    translations: list[str]
+    """One request's result: a translation per text, or None where ``details`` says why the reply
+    was not one (a refusal is a result, not a failure: it is stored and not sent again)."""
+
+    translations: list[str | None]
     model: str | None = None  # the model or version the provider says it used, where it says one
+    details: list[TextDetails] | None = None  # per text, where the backend reports more
 
 
 @dataclass(frozen=True)

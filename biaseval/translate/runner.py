@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
-from biaseval.translate.base import TextTranslator
+from biaseval.translate.base import BatchOutput, TextDetails, TextTranslator
 from biaseval.translate.credentials import redact
 from biaseval.translate.packing import Batch, pack
 
@@ -26,6 +26,12 @@ class TextResult:
     attempts: int
     model: str | None
     translated_at: datetime
+    details: TextDetails | None = None
+
+    @property
+    def final(self) -> bool:
+        """A translation, or a reply that is not one (a refusal): either way nothing to send again."""
+        return self.translation is not None or (self.details is not None and self.details.rejected is not None)
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -96,8 +102,7 @@ class RequestRunner:
                 out = self.translator.translate_batch(texts, src, tgt, timeout=self.policy.timeout_s)
                 if len(out.translations) != len(texts):
                     raise RuntimeError(f"provider returned {len(out.translations)} translations for {len(texts)} texts")
-                now = _now()
-                return [TextResult(t, None, carried + attempt, out.model, now) for t in out.translations]
+                return _results(out, carried + attempt)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded result or a retry
                 received = self.clock()
                 advice = self.translator.classify(exc)
@@ -123,6 +128,23 @@ class RequestRunner:
                     wait = max(wait, advice.after - (self.clock() - received))
                 if wait > 0:
                     self.sleep(wait)
+
+def _results(out: BatchOutput, attempts: int) -> list[TextResult]:
+    """A request's answer per text: the translation, or the reason its reply is not one."""
+    now = _now()
+    details = out.details or [None] * len(out.translations)
+    if len(details) != len(out.translations):
+        raise RuntimeError(f"backend returned {len(details)} details for {len(out.translations)} translations")
+    results = []
+    for text, detail in zip(out.translations, details):
+        if text is not None:
+            results.append(TextResult(text, None, attempts, out.model, now, detail))
+        elif detail is not None and detail.rejected:
+            results.append(TextResult(None, f"not a translation ({detail.rejected})", attempts, out.model, now, detail))
+        else:
+            results.append(TextResult(None, "the provider returned no text for it", attempts, out.model, now, detail))
+    return results
+
 
 def _message(exc: BaseException, advice, attempt: int) -> str:
     message = redact(f"{type(exc).__name__}: {exc}".strip())[:2000]

@@ -88,7 +88,12 @@ from dataclasses import dataclass
 from typing import ClassVar, Mapping, Sequence
 
 from biaseval.label.analysers.base import GenderAnalyser, MissingAnalyser, Reading
-from biaseval.label.analysers.lt_proc import APERTIUM_DIR_ENV, Analysis, find_automorf, run_analyser
+from biaseval.label.analysers.lt_proc import (
+    APERTIUM_DIR_ENV,
+    Analysis,
+    find_automorf,
+    run_analyser,
+)
 from biaseval.label.analysers.romance_words import WordData, normalise, word_data
 
 _VOWEL_OR_H = set("aeiouyhàâäáéèêëíìîïóòôöúùûüœæ")

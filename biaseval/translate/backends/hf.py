@@ -30,7 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from biaseval.errors import ConfigError
 from biaseval.translate.base import TRANSLATORS, BatchOutput, Retry
 from biaseval.translate.local_models.codec import TextCodec, sane_length
-from biaseval.translate.local_models.location import ModelLocation, sha256_of_files, weight_files
+from biaseval.translate.local_models.location import (
+    ModelLocation,
+    sha256_of_files,
+    weight_files,
+)
 from biaseval.translate.local_models.translator import LocalModelTranslator
 
 

@@ -16,7 +16,11 @@ from biaseval.errors import ConfigError, MissingExtra
 from biaseval.translate.base import BatchLimits, TextTranslator, language_pairs
 from biaseval.translate.local_models.codec import TextCodec
 from biaseval.translate.local_models.languages import detect_family
-from biaseval.translate.local_models.location import ModelLocation, locate_model, require_trust
+from biaseval.translate.local_models.location import (
+    ModelLocation,
+    locate_model,
+    require_trust,
+)
 
 
 def check_pairs(codec: TextCodec, system: str, pairs: Mapping[tuple[str, str], str]) -> None:
