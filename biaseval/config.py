@@ -20,6 +20,7 @@ from biaseval.label.rules import Detector, RuleSet, builtin
 from biaseval.registry import Registry
 from biaseval.suites import SUITES, resolve_suite
 from biaseval.translate import TRANSLATORS
+from biaseval.translate.conditions import Condition, Gender, conditions_of, expand
 
 
 class _Frozen(BaseModel):
@@ -67,6 +68,15 @@ class SystemConfig(_Frozen):
     retry: RetryConfig = RetryConfig()
     price_per_million_chars: float | None = Field(default=None, ge=0, description="for the cost estimate")
     max_chars: int | None = Field(default=None, ge=0, description="refuse a sweep that would send more")
+    # gender control (biaseval/translate/conditions.py); left out of dumps while unset, so a config
+    # without conditions hashes as before
+    conditions: dict[str, Condition] = Field(default_factory=dict, exclude_if=lambda v: not v, description="named "
+                                             "option overrides, each asking for a gender; each runs as its own "
+                                             "system, <name>[<condition>]")
+    requests: Gender | None = Field(default=None, exclude_if=lambda v: v is None, description="the gender this "
+                                    "system is asked for (set on each condition's system; scored by control_acc)")
+    condition_of: str | None = Field(default=None, exclude_if=lambda v: v is None, description="the system this "
+                                     "one is a condition of (set by conditions:, never by hand)")
 
     @field_validator("actors", mode="before")
     @classmethod
@@ -208,11 +218,15 @@ class RunConfig(_Frozen):
         return suites
 
     def select_systems(self, names: list[str]) -> "RunConfig":
-        """The same run restricted to some of its systems (``--systems a,b``)."""
+        """The same run restricted to some of its systems (``--systems a,b``): a system with conditions
+        comes with them all; ``azure[gender=female]`` names one condition alone."""
         known: Registry[str] = Registry("system")
         for name in self.systems:
             known.add(name, name)
-        chosen = {known.get(name, "--systems"): self.systems[name] for name in names}
+        chosen = {}
+        for name in [known.get(name, "--systems") for name in names]:
+            for n in (name, *conditions_of(self.systems, name)):
+                chosen.setdefault(n, self.systems[n])
         return self.model_copy(update={"systems": chosen})
 
     def config_hash(self) -> str:
@@ -259,6 +273,7 @@ def load_config(path: str | Path) -> RunConfig:
     name, whether the file gave a name or a path."""
     doc = read_yaml(path, "config")
     config = doc.validate(RunConfig)
+    config = config.model_copy(update={"systems": expand(config.systems, doc.fail)})  # conditions as systems
     config = resolve_suites(config, doc.path.resolve().parent, doc)
     _check_names(config, doc)
     return config
@@ -362,6 +377,9 @@ def _check_names(config: RunConfig, doc: YamlDoc) -> None:
         if system.backend not in TRANSLATORS:
             fail(("systems", name, "backend"), TRANSLATORS.unknown_message(system.backend))
         backend = TRANSLATORS.get(system.backend)
+        if system.condition_of is not None:
+            _check_condition(config, doc, name, system, backend)
+            continue  # the rest is its base system's, checked there
         doc.validate(backend.Options, system.options, prefix=("systems", name, "options"))
         if getattr(backend, "CLOUD", False) and not system.version.strip() and system.max_age is None:
             fail(("systems", name, "version"),
@@ -373,3 +391,14 @@ def _check_names(config: RunConfig, doc: YamlDoc) -> None:
                 fail(("systems", name, "suites"), f"suite {suite!r} is not in this run's suites")
         if not config.suites_of(name):
             fail(("systems", name), f"covers none of this run's suites ({', '.join(config.suites)})")
+
+
+def _check_condition(config: RunConfig, doc: YamlDoc, name: str, system: SystemConfig, backend) -> None:
+    """A condition's options are valid for its backend and change what the system outputs."""
+    base = system.condition_of
+    field = ("systems", base, "conditions", name[len(base) + 1:-1], "options")
+    options = doc.validate(backend.Options, system.options, prefix=field)
+    plain = backend.Options.model_validate(config.systems[base].options)
+    if backend.identity_options(options) == backend.identity_options(plain):
+        raise doc.fail(field, f"changes no option that decides {base}'s output (only operational ones, or none): "
+                              f"it would be {base} again under another name")

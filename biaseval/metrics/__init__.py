@@ -5,6 +5,7 @@ frame in, a tidy frame (one row per system × suite × subset × metric) out:
 - WinoMT acc, F1, ΔG, ΔS, N: ``winomt.py``
 - bootstrap confidence intervals: ``bootstrap.py``; McNemar between systems: ``paired.py``
 - embedding bias (intensity, direction, bins, shift): ``embedding.py``
+- gender control (does a system use the gender it is asked for): ``control.py``
 
 Around them, with I/O: ``scoring.py`` reads a run's shards, labels them and writes labels and
 metrics; ``embedding_study.py`` and ``word_vectors.py`` run the embedding-bias study. Imports

@@ -20,6 +20,7 @@ from biaseval.config import MetricsConfig, RunConfig
 from biaseval.errors import ConfigError, RunDirError
 from biaseval.label.entities import EntityAlignment
 from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
+from biaseval.metrics.control import control, control_counts
 from biaseval.metrics.occupations import per_occupation
 from biaseval.metrics.paired import outcome, pairwise
 from biaseval.registry import Registry
@@ -286,7 +287,7 @@ def score_run(run: RunDir) -> pl.DataFrame:
     config = plan.config
     with writing(run.labels):  # no space left: named here (the Parquet writer's error names no file)
         counts, _ = label_and_count(shard_paths(run, plan), config, run.labels, run.items, run.shards)
-    frames = [compute_metrics(counts, config), pairwise_metrics(run, config)]
+    frames = [compute_metrics(counts, config), pairwise_metrics(run, config), control_metrics(run, config)]
     if "rows" in counts and counts["rows"].height:
         frames.append(embedding_outputs(run, counts["rows"], config, Path(info["config_dir"])))
     metrics = with_provenance(pl.concat(frames), info, config)
@@ -313,6 +314,22 @@ def pairwise_metrics(run: RunDir, config: RunConfig) -> pl.DataFrame:
         if outcomes["system"].n_unique() > 1:
             frames.append(pairwise(outcomes, name))
     return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
+
+
+def control_metrics(run: RunDir, config: RunConfig) -> pl.DataFrame:
+    """Gender control (metrics/control.py) of the systems asked for a gender, beside what their
+    unconditioned systems do, on each suite (not word lists) per subset and target language."""
+    requests = {name: cfg.requests for name, cfg in config.systems.items() if cfg.requests}
+    if not requests:
+        return pl.DataFrame(schema=METRIC_SCHEMA)
+    baselines = {name: cfg.condition_of for name, cfg in config.systems.items() if cfg.requests and cfg.condition_of}
+    words = [name for name in config.suites if SUITES.get(name).scorer == "embedding"]
+    items = pl.scan_parquet(run.items).select("suite", "item_id", "subset", "tgt_lang")
+    systems = pl.Series([*requests, *baselines.values()], dtype=pl.String).implode()
+    rows = (pl.scan_parquet(run.labels).filter(pl.col("system").is_in(systems)
+                                               & ~pl.col("suite").is_in(pl.Series(words, dtype=pl.String).implode()))
+            .select("system", "suite", "item_id", "label").join(items, on=["suite", "item_id"], how="left"))
+    return control(control_counts(rows), requests, baselines, **_stats(config.metrics))
 
 
 def embedding_outputs(run: RunDir, rows: pl.DataFrame, config: RunConfig, config_dir: Path) -> pl.DataFrame:

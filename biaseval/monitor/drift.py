@@ -41,7 +41,7 @@ import polars as pl
 from biaseval.config import MonitorConfig, RunConfig, load_config
 from biaseval.errors import BiasevalError, ConfigError
 from biaseval.metrics.paired import mcnemar_p, outcome
-from biaseval.run.rundir import RunDir, write_parquet_atomic, write_text_atomic
+from biaseval.run.rundir import RunDir, system_folder, write_parquet_atomic, write_text_atomic
 from biaseval.translate.credentials import redact
 
 EXIT_DRIFT, EXIT_UNAVAILABLE = 5, 6
@@ -122,7 +122,7 @@ def metric_changes(current: pl.DataFrame, baseline: pl.DataFrame, monitor: Monit
 
 def _items(run: RunDir, system: str, suite: str) -> pl.DataFrame:
     """item_id, subset, source, translation, label, gold of one system's outputs for one suite."""
-    shards = run.shard_files(f"system={system}/suite={suite}")
+    shards = run.shard_files(f"{system_folder(system)}/suite={suite}")
     texts = run.read_shards(shards, columns=["item_id", "subset", "source", "translation", "gold"])
     labels = pl.scan_parquet(run.labels).filter((pl.col("system") == system) & (pl.col("suite") == suite)) \
         .select("item_id", "label").collect()

@@ -113,6 +113,15 @@ def _failures_section(contents: Contents, failures: pl.DataFrame) -> dict | None
             "rows": tables.failure_rows(failures)}
 
 
+def _control_section(contents: Contents, metrics: pl.DataFrame, info: dict) -> dict | None:
+    found = tables.control_rows(metrics, info.get("config", {}).get("systems", {}))
+    if not found:
+        return None
+    heading = contents.h2("Gender control")
+    return {"template": "control.html", "heading": heading,
+            "tables": [{**t, "heading": contents.h3(t["system"])} for t in found]}
+
+
 def _published_section(contents: Contents, metrics: pl.DataFrame, name: str) -> dict | None:
     published = published_results.load(name)
     comparison = compare_published(metrics, published, only_present=True)
@@ -292,6 +301,7 @@ def render_html(run_root: Path, history: pl.DataFrame | None = None) -> str:
         sections.append(_failures_section(contents, read_failures(run.labels)))
     if config.get("published"):
         sections.append(_published_section(contents, metrics, config["published"]))
+    sections.append(_control_section(contents, metrics, info))
     sections += [_suite_section(contents, run, info, metrics, suite, colours, confidence, embedding) for suite in suites]
     if history is not None:
         sections.append(_drift_section(contents, history, suites, colours))

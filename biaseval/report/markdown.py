@@ -10,10 +10,11 @@ from pathlib import Path
 
 import polars as pl
 
+from biaseval.report.control import control_tables
 from biaseval.report.published import Published
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female",
-                   "macro_f1"}
+                   "macro_f1", "control_acc", "control_unknown", "control_unasked"}
 # Per-occupation, gender-shift and pairwise rows go in their own sections (and the HTML report),
 # not in the list of all metrics.
 PER_OCCUPATION = (pl.col("subset").str.contains("/occupation/") | pl.col("subset").str.contains("/shift/")
@@ -350,6 +351,28 @@ def failures_section(failures: pl.DataFrame) -> list[str]:
     return lines + [""]
 
 
+def control_section(metrics: pl.DataFrame, systems: dict[str, dict]) -> list[str]:
+    """Gender control: per system asked for genders, each condition's control_acc, control_unknown
+    and control_unasked (percent, with intervals) per suite and subset."""
+    tables = control_tables(metrics, systems)
+    if not tables:
+        return []
+    lines = ["## Gender control", "",
+             "Asked: share of outputs with the requested gender; unread: share the detector could not read "
+             "(unknown or ambiguous); unasked: the same share for the system without the request, on the same "
+             "items. Percent, with 95% bootstrap intervals.", ""]
+    for table in tables:
+        lines += [f"### {table.system}", "", "| condition | requests | suite | subset | asked | unread | unasked | n |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in table.rows:
+            cells = [f"{_fmt(c.value, 100, 1)} [{_fmt(c.low, 100, 1)}, {_fmt(c.high, 100, 1)}]" if c else "—"
+                     for c in (r.shares.get(m) for m in ("control_acc", "control_unknown", "control_unasked"))]
+            lines.append(f"| {r.condition or r.system} | {r.requests} | {r.suite} | {r.subset} | "
+                         + " | ".join(cells) + f" | {r.n if r.n is not None else '—'} |")
+        lines.append("")
+    return lines
+
+
 def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
            failures: pl.DataFrame | None = None, embedding: dict | None = None,
            reasons: pl.DataFrame | None = None) -> str:
@@ -380,6 +403,7 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
         lines += published_tables(metrics, published)
     if failures is not None:
         lines += failures_section(failures)
+    lines += control_section(metrics, config.get("systems", {}))
     lines += winomt_languages_section(metrics, reasons)
     lines += occupations_section(metrics)
     if embedding:

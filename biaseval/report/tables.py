@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from biaseval.report.control import control_tables
 from biaseval.report.markdown import (
     CORRELATIONS,
     LANGUAGE_SUBSET,
@@ -108,6 +109,17 @@ def failure_rows(failures: pl.DataFrame | None) -> list[dict]:
         return []
     return [{"system": r["system"], "suite": r["suite"], "count": r["items"], "error": (r["error"] or "")[:300]}
             for r in failures.iter_rows(named=True)]
+
+
+def control_rows(metrics: pl.DataFrame, systems: dict[str, dict]) -> list[dict]:
+    """Gender control, a table per system asked for genders: a row per condition × suite × subset with
+    the shares asked (control_acc), unread (control_unknown) and unasked (control_unasked)."""
+    return [{"system": table.system, "rows": [
+        {"system": r.system, "condition": r.condition or r.system, "requests": r.requests, "suite": r.suite,
+         "subset": r.subset, "n": r.n, "cells": [
+             value_cell(c.value, c.low, c.high, m) if (c := r.shares.get(m)) else None
+             for m in ("control_acc", "control_unknown", "control_unasked")]}
+        for r in table.rows]} for table in control_tables(metrics, systems)]
 
 
 def suite_order(configured: list[str], present: list[str]) -> list[str]:

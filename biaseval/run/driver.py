@@ -39,7 +39,7 @@ from biaseval.run.plan import (
     plan_live,
     shards_of,
 )
-from biaseval.run.rundir import RunDir
+from biaseval.run.rundir import RunDir, system_folder
 from biaseval.suites import ITEM_SCHEMA, SuiteData
 
 
@@ -140,7 +140,7 @@ def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData
         if key != shard.key:
             raise RunDirError(
                 f"{where}: written for different work (another shard_size, system config or item set); "
-                f"use a new --out directory, or delete {run.shards.uri(f'system={shard.system}')} to translate "
+                f"use a new --out directory, or delete {run.shards.uri(system_folder(shard.system))} to translate "
                 f"that system again"
             )
         if errors:

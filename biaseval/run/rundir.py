@@ -5,6 +5,7 @@ Layout of ``--out DIR`` (a fixed set of files, so a rerun can tell what is finis
     run.json                      run id, config and its hash, dataset commits, system versions
     items.parquet                 every item of the run's suites
     translations/system=S/suite=T/shard-00000.parquet   one file per shard, complete or absent
+                                  (S: the system's name, brackets and glob characters as !XX)
     labels.parquet                per item x system: the detector's gender label
     metrics.parquet               long format, one row per system x suite x subset x metric
     report.md                     the tables, beside published values where configured
@@ -92,7 +93,7 @@ class RunDir:
     # --- shards: written by the workers, wherever the run lives ---------------------------------
     def shard_path(self, system: str, suite: str, index: int) -> str:
         """A shard's name within ``shards``."""
-        return f"system={system}/suite={suite}/shard-{index:05d}.parquet"
+        return f"{system_folder(system)}/suite={suite}/shard-{index:05d}.parquet"
 
     def write_shard(self, rel: str, table: pa.Table, metadata: dict[bytes, bytes]) -> None:
         self.shards.write_parquet(rel, table, metadata)
@@ -214,6 +215,20 @@ class RunDir:
         files = {rel: self.remote.size(rel) for rel in self.remote.files() if rel != MANIFEST}
         info = self.read_run() or {}
         self.remote.write_manifest(files, {"run_id": info.get("run_id")})
+
+
+# Characters of a system's name that a path cannot carry safely: polars reads [...], * and ? in a
+# path as a glob, and S3 and GCS advise against the rest. Each is written !XX (its code in hex), !
+# itself too, so two names never share a folder; other names are used as they are.
+_UNSAFE_IN_PATHS = frozenset('!%[]*?{}#\\^`|<>"~')
+
+
+def system_folder(system: str) -> str:
+    """The folder of a system's shards: ``system=<name>``, with characters unsafe in paths (brackets,
+    glob characters) written ``!XX``: ``azure[gender=female]`` → ``system=azure!5Bgender=female!5D``.
+    The name itself (in the rows, run.json, metrics, reports) is unchanged."""
+    safe = "".join(f"!{ord(c):02X}" if c in _UNSAFE_IN_PATHS or ord(c) < 32 or ord(c) == 127 else c for c in system)
+    return f"system={safe}"
 
 
 def staging_dir(location: str) -> Path:

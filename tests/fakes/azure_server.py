@@ -14,6 +14,12 @@ Errors use the service's JSON shape, ``{"error": {"code": 400077, "message": "..
 numeric codes (HTTP status * 1000 + detail). What it does:
 
 - translates deterministically: ``"<to>:" + text.upper()``;
+- the target's ``gender`` (female, male, neutral; 400 for anything else), once ``genders(...)`` is
+  called: "my friend" is then rendered with a gendered word of the target language (amigo/amiga/
+  amigue, amico/amica/amicə, ami/amie/ami·e, Freund/Freundin/Freund_in), the requested gender for
+  a given share of the texts (``honour``: 0.9 honours 90 %, 0 ignores the request) and the fake's own
+  choice otherwise (``unasked``: the gender of the English pronoun, or a fixed gender); which texts
+  were honoured is recorded (``honoured``), so a test can count them by hand;
 - checks ``Ocp-Apim-Subscription-Key`` (and ``Ocp-Apim-Subscription-Region`` when ``region`` is
   set): 401 otherwise;
 - enforces the real per-request limits (1,000 elements, 50,000 characters in all, counted per
@@ -39,6 +45,7 @@ Only the standard library is used, so benchmarks can import it too.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -52,6 +59,16 @@ from .base import FakeHandler, FakeService, Record
 MAX_ITEMS = 1_000  # elements per translate request
 MAX_CHARS = 50_000  # characters per request, summed over elements and target languages
 API_VERSIONS = ("3.0", "2025-10-01-preview", "2026-06-06")
+GENDERS = ("female", "male", "neutral")
+# "my friend" in each target language, per gender, as the otsc-friend-* detectors read it (German has
+# no neutral word they know: Freund_in reads as unknown)
+FRIEND_WORDS = {
+    "es": {"male": "amigo", "female": "amiga", "neutral": "amigue"},
+    "it": {"male": "amico", "female": "amica", "neutral": "amicə"},
+    "fr": {"male": "ami", "female": "amie", "neutral": "ami·e"},
+    "de": {"male": "Freund", "female": "Freundin", "neutral": "Freund_in"},
+}
+_FRIEND = re.compile(r"\bFRIEND\b")
 _LANGUAGE = re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$")
 
 # Messages as the service words them (code -> message).
@@ -102,8 +119,27 @@ class RecordedRequest(Record):
     targets: list[str] = field(default_factory=list)
     category: str | None = None
     text_type: str | None = None
+    gender: str | None = None  # the gender the request's target asked for (2026-06-06 shape)
     body: Any = None
     status: int = 0  # the status the fake answered (0 until it has)
+
+
+@dataclass(frozen=True)
+class Genders:
+    """How the fake renders "my friend" (``FakeAzureTranslator.genders``)."""
+
+    honour: float = 1.0  # share of texts whose requested gender is used
+    unasked: str = "source"  # the fake's own choice: "source" (the English pronoun's gender) or a gender
+
+    def own(self, text: str) -> str:
+        if self.unasked != "source":
+            return self.unasked
+        return "female" if re.search(r"\b(her|she)\b", text, re.IGNORECASE) else "male"
+
+    def honours(self, text: str, to: str, gender: str) -> bool:
+        """Whether this text's request is honoured: a fixed draw per (text, language, gender)."""
+        digest = hashlib.sha256(f"{to}|{gender}|{text}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64 < self.honour
 
 
 @dataclass
@@ -160,6 +196,8 @@ class FakeAzureTranslator(FakeService):
         self.integer_retry_after = integer_retry_after  # Retry-After in whole seconds, as HTTP says
         self.echo_key_in_errors = echo_key_in_errors  # a careless server: error text repeats the key
         self._stats = QuotaStats()
+        self._genders: Genders | None = None
+        self.honoured: set[tuple[str, str, str]] = set()  # (target language, gender, text) rendered as asked
 
     @property
     def endpoint(self) -> str:
@@ -188,6 +226,15 @@ class FakeAzureTranslator(FakeService):
         """The next request(s) answer only after ``delay_s`` (to trip a client's timeout)."""
         self.script(Failure(delay_s=delay_s), times=times)
 
+    def genders(self, honour: float = 1.0, unasked: str = "source") -> None:
+        """Render "my friend" with a gendered word: the requested gender for the share ``honour`` of
+        texts (a fixed draw per text, language and gender; 0: the request is ignored), else the fake's
+        own choice, ``unasked``: "source" (female for a source with her/she, else male) or a gender."""
+        if not 0 <= honour <= 1 or unasked not in ("source", *GENDERS):
+            raise ValueError("honour is a share in [0, 1]; unasked is 'source' or a gender")
+        with self._lock:
+            self._genders = Genders(honour, unasked)
+
     def stats(self) -> QuotaStats:
         with self._lock:
             s = self._stats
@@ -199,6 +246,7 @@ class FakeAzureTranslator(FakeService):
         super().reset()
         with self._lock:
             self._stats = QuotaStats()
+            self.honoured = set()
 
     # -- the service ------------------------------------------------------------------------------
 
@@ -250,6 +298,7 @@ class FakeAzureTranslator(FakeService):
             texts, source, targets, category, text_type = self._parse_v3(query, body)
         else:
             texts, source, targets, category, text_type = self._parse_v2026(body)
+            record.gender = self._requested_gender(body)
         record.texts, record.source, record.targets = texts, source, targets
         record.category, record.text_type = category, text_type
         if source is not None and not _LANGUAGE.match(source):
@@ -283,8 +332,32 @@ class FakeAzureTranslator(FakeService):
             self.pause(self.latency_s)  # the service's own time, after admission
         if version == "3.0":
             return 200, [{"translations": [{"text": _translate(t, to), "to": to} for to in targets]} for t in texts]
-        return 200, {"value": [{"translations": [{"language": to, "text": _translate(t, to), "sourceCharacters": len(t)}
-                                                 for to in targets]} for t in texts]}
+        return 200, {"value": [{"translations": [{"language": to, "text": self._render(t, to, record.gender),
+                                                  "sourceCharacters": len(t)} for to in targets]} for t in texts]}
+
+    @staticmethod
+    def _requested_gender(body) -> str | None:
+        genders = {t.get("gender") for item in body["inputs"] for t in item["targets"]}
+        if len(genders) > 1:
+            raise _HTTPError(400, 400000, "This fake expects one gender per request.")
+        gender = next(iter(genders))
+        if gender is not None and gender not in GENDERS:
+            raise _HTTPError(400, 400000, f"The gender {gender!r} is not valid (female, male or neutral).")
+        return gender
+
+    def _render(self, text: str, to: str, gender: str | None) -> str:
+        """The translation: ``_translate``, with "my friend" gendered once ``genders`` was called."""
+        plain = _translate(text, to)
+        with self._lock:
+            genders = self._genders
+        if genders is None or to not in FRIEND_WORDS or not _FRIEND.search(plain):
+            return plain
+        chosen = genders.own(text)
+        if gender is not None and genders.honours(text, to, gender):
+            chosen = gender
+            with self._lock:
+                self.honoured.add((to, gender, text))
+        return _FRIEND.sub(FRIEND_WORDS[to][chosen], plain)
 
     @staticmethod
     def _parse_v3(query, body):
