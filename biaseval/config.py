@@ -27,11 +27,18 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _unset(value) -> bool:
+    return value is None
+
+
 class RateLimits(_Frozen):
     """A system's quota, enforced across all its actors together."""
 
     requests_per_s: float | None = Field(default=None, gt=0)
     chars_per_min: float | None = Field(default=None, gt=0)
+    # (left out of dumps while unset, as the price fields below: configs without them hash as before)
+    tokens_per_min: float | None = Field(default=None, gt=0, exclude_if=_unset, description="tokens in any minute, as the backend "
+                                         "estimates them before sending (LLM backends; see docs/backends.md)")
     burst_s: float = Field(default=0.0, ge=0, description="seconds' worth of capacity that may go at once "
                            "(0: strict pacing, never over the rate in any window)")
 
@@ -67,6 +74,10 @@ class SystemConfig(_Frozen):
     limits: RateLimits = RateLimits()
     retry: RetryConfig = RetryConfig()
     price_per_million_chars: float | None = Field(default=None, ge=0, description="for the cost estimate")
+    price_per_million_input_tokens: float | None = Field(default=None, ge=0, exclude_if=_unset, description="for the cost estimate "
+                                                         "of a backend billed in tokens (LLMs): prompt tokens")
+    price_per_million_output_tokens: float | None = Field(default=None, ge=0, exclude_if=_unset, description="the same for the "
+                                                          "tokens of the replies")
     max_chars: int | None = Field(default=None, ge=0, description="refuse a sweep that would send more")
     # gender control (biaseval/translate/conditions.py); left out of dumps while unset, so a config
     # without conditions hashes as before

@@ -1,5 +1,6 @@
-"""The cost guard: what a sweep would send to each system, after the translation store, its price,
-and how long the system's quota (requests/s, characters/min) makes it take — for sizing a cluster
+"""The cost guard: what a sweep would send to each system, after the translation store, its price
+(per character, or per token for LLMs), and how long the system's quota (requests/s, characters/min,
+tokens/min) makes it take — for sizing a cluster
 before paying."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from biaseval.run.plan import (
     shards_of,
 )
 from biaseval.run.translation_store import KEY
+from biaseval.translate.base import TokenEstimate
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,8 @@ class SystemEstimate:
     budget: int | None
     requests: int | None = None  # provider requests the sweep makes when none fails (retries add to it)
     quota_s: float | None = None  # the time its rate limits imply, at best
-    bound_by: str | None = None  # which limit sets that time: "requests/s" or "chars/min"
+    bound_by: str | None = None  # which limit sets that time: "requests/s", "chars/min" or "tokens/min"
+    tokens: TokenEstimate | None = None  # LLMs: prompt tokens, expected reply tokens, and the max_tokens bound
 
     @property
     def over_budget(self) -> bool:
@@ -52,14 +55,20 @@ def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimat
         plan = live.get(system)
         chars = plan.chars if plan else 0
         price = cfg.price_per_million_chars
-        requests = quota = bound = None
+        requests = quota = bound = tokens = None
         if plan:
-            requests = planned_requests(prepared, plan, [s for s in shards if s.system == system])
-            quota, bound = quota_time(requests, chars, cfg.limits.requests_per_s, cfg.limits.chars_per_min)
+            mine = [s for s in shards if s.system == system]
+            requests = planned_requests(prepared, plan, mine)
+            tokens = planned_tokens(prepared, plan, mine)
+            quota, bound = quota_time(requests, chars, cfg.limits.requests_per_s, cfg.limits.chars_per_min,
+                                      tokens.quota if tokens else 0, cfg.limits.tokens_per_min)
+        cost = chars / 1e6 * price if price is not None else None
+        if tokens is not None:
+            cost = token_cost(tokens, cfg.price_per_million_input_tokens, cfg.price_per_million_output_tokens, cost)
         out.append(SystemEstimate(
             system, cfg.backend, items,
             plan.unique if plan else None, plan.cached if plan else None, plan.sends if plan else None,
-            chars, chars / 1e6 * price if price is not None else None, cfg.max_chars, requests, quota, bound,
+            chars, cost, cfg.max_chars, requests, quota, bound, tokens,
         ))
     return out
 
@@ -86,6 +95,39 @@ def planned_requests(prepared: Prepared, plan: LivePlan, shards: list[Shard]) ->
     return total
 
 
+def planned_tokens(prepared: Prepared, plan: LivePlan, shards: list[Shard]) -> TokenEstimate | None:
+    """The tokens a system billed in tokens (an LLM) is expected to use, its requests counted as
+    ``planned_requests`` counts them (``TextTranslator.tokens_for_task``); None for other backends."""
+    if not shards:
+        return None
+    cfg = prepared.config.systems[shards[0].system]
+    backend = backend_of(cfg)
+    options = backend.Options.model_validate(cfg.options)
+    if backend.tokens_per_batch(options, ["x"], "en", "en") is None:
+        return None
+    total = TokenEstimate(0, 0, 0)
+    per_task = prepared.config.sweep.texts_per_task
+    for shard in shards:
+        keys = plan.send.get((shard.suite, shard.index))
+        if keys is None:
+            continue
+        items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
+        for start in range(0, len(keys), per_task):
+            texts = task_texts(items, plan.keys[(shard.suite, shard.index)], keys[start:start + per_task])
+            total = total + (backend.tokens_for_task(options, texts) or TokenEstimate(0, 0, 0))
+    return total
+
+
+def token_cost(tokens: TokenEstimate, input_price: float | None, output_price: float | None,
+               other: float | None = None) -> float | None:
+    """The cost of ``tokens`` (prompt tokens, and the replies' expected tokens) at prices per million,
+    added to ``other`` (a price per character); None when no price is set."""
+    parts = [tokens.input / 1e6 * input_price if input_price is not None else None,
+             tokens.output / 1e6 * output_price if output_price is not None else None, other]
+    known = [p for p in parts if p is not None]
+    return sum(known) if known else None
+
+
 def task_texts(items: pl.DataFrame, item_keys: np.ndarray, keys: np.ndarray) -> pl.DataFrame:
     """The texts one send task translates, as the worker picks them: the shard's items whose key it
     sends, each distinct text once, in item order."""
@@ -94,7 +136,8 @@ def task_texts(items: pl.DataFrame, item_keys: np.ndarray, keys: np.ndarray) -> 
 
 
 def quota_time(requests: int, chars: int, requests_per_s: float | None,
-               chars_per_min: float | None) -> tuple[float | None, str | None]:
+               chars_per_min: float | None, tokens: int = 0,
+               tokens_per_min: float | None = None) -> tuple[float | None, str | None]:
     """Seconds the rate limits imply for this work, and which limit binds (None: no limit set)."""
     times = {}
     if requests_per_s:
@@ -104,6 +147,8 @@ def quota_time(requests: int, chars: int, requests_per_s: float | None,
         times["requests/s"] = requests / rate
     if chars_per_min:
         times["chars/min"] = chars / chars_per_min * 60
+    if tokens_per_min:  # the tokens the limiter counts: prompt and max_tokens
+        times["tokens/min"] = tokens / tokens_per_min * 60
     if not times:
         return None, None
     bound = max(times, key=times.get)
@@ -139,7 +184,12 @@ def format_estimates(estimates: list[SystemEstimate]) -> str:
     total = sum(e.cost or 0 for e in estimates)
     lines.append(f"items × systems: {sum(e.items for e in estimates):,} rows; characters to send: "
                  f"{sum(e.chars for e in estimates):,}")
-    lines.append(f"total estimated cost: {total:,.2f} (systems without price_per_million_chars count 0)")
+    lines.append(f"total estimated cost: {total:,.2f} (systems without price_per_million_chars, or per million "
+                 f"input/output tokens, count 0)")
+    for e in estimates:
+        if e.tokens is not None:
+            lines.append(f"{e.system}: tokens {e.tokens.input:,} in, about {e.tokens.output:,} out (replies as long as "
+                         f"their sources; at most {e.tokens.limit:,} by max_tokens), estimated as UTF-8 bytes / 3")
     slowest = max((e for e in estimates if e.quota_s is not None), key=lambda e: e.quota_s, default=None)
     if slowest is not None:
         lines.append(f"quota time: systems run in parallel, so the sweep takes at least {duration(slowest.quota_s)} "

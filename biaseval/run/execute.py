@@ -221,9 +221,9 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
 
     for system in ready:
         cfg = config.systems[system]
-        if cfg.limits.requests_per_s or cfg.limits.chars_per_min:
+        if cfg.limits.requests_per_s or cfg.limits.chars_per_min or cfg.limits.tokens_per_min:
             limiters[system] = limiter_cls.options(num_cpus=0).remote(
-                cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s)
+                cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s, cfg.limits.tokens_per_min)
         count = min(actors_for(cfg, cluster), len(ready[system]) + len(later[system]))
         actors[system] = [new_actor(system) for _ in range(count)]
 

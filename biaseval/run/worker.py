@@ -96,7 +96,8 @@ class ShardWorker:
         texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys).implode())).unique("key_hash", maintain_order=True)
         limiter = self.limiter
         # the limiter answers when a request may go (it decides and records the start then)
-        acquire = (lambda requests, chars: ray.get(limiter.acquire.remote(requests, chars))) if limiter else None
+        acquire = (lambda requests, chars, tokens=0: ray.get(limiter.acquire.remote(requests, chars, tokens))) \
+            if limiter else None
         pause = (lambda seconds: limiter.pause.remote(seconds)) if limiter else None
         retry = self.cfg.retry
         runner = RequestRunner(self.translator,

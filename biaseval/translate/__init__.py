@@ -14,6 +14,7 @@ from biaseval.translate.backends import (  # noqa: F401  (registration)
     google,
     hf,
     identity,
+    openai,
     recorded,
 )
 from biaseval.translate.base import (

@@ -122,6 +122,31 @@ class Retry:
     after: float | None = None
 
 
+@dataclass(frozen=True)
+class TokenEstimate:
+    """What one request to a provider that bills tokens (an LLM) is expected to cost, before it is sent:
+    ``input`` prompt tokens, ``output`` the tokens its translations should take (about their sources'),
+    ``limit`` the most output tokens the request allows (its max_tokens). A tokens-per-minute limit
+    counts ``input + limit`` (``quota``), as providers do; the cost plan counts ``input + output``."""
+
+    input: int
+    output: int
+    limit: int
+
+    @property
+    def quota(self) -> int:
+        return self.input + self.limit
+
+    def __add__(self, other: "TokenEstimate") -> "TokenEstimate":
+        return TokenEstimate(self.input + other.input, self.output + other.output, self.limit + other.limit)
+
+
+class SplitBatch(Exception):
+    """Raised by ``translate_batch`` when the provider answered a request of several texts, but not with
+    one usable answer per text, in order (an LLM's list with a text missing): the runner sends the
+    batch's halves again, down to one text per request, and does not count it as a failure."""
+
+
 class TextTranslator(Translator):
     """A backend that needs only the texts and the language pair."""
 
@@ -166,6 +191,33 @@ class TextTranslator(Translator):
             for batch in pack(sources, limits):
                 if not batch.too_long:
                     total += cls.requests_per_batch(options, [sources[i] for i in batch.indices])
+        return total
+
+    @classmethod
+    def tokens_per_batch(cls, options, texts: Sequence[str], src: str, tgt: str) -> TokenEstimate | None:
+        """The tokens one request of ``texts`` is expected to cost, from the options alone (for a
+        tokens-per-minute limit and the cost plan); None for a backend that is not billed in tokens."""
+        return None
+
+    def tokens_for(self, texts: Sequence[str], src: str, tgt: str) -> int:
+        """The tokens a tokens-per-minute limit counts for one request of ``texts`` (0: none)."""
+        estimate = self.tokens_per_batch(self.options, texts, src, tgt)
+        return estimate.quota if estimate is not None else 0
+
+    @classmethod
+    def tokens_for_task(cls, options, texts: pl.DataFrame) -> TokenEstimate | None:
+        """``tokens_per_batch`` summed over the requests of one send task, packed as
+        ``requests_for_task`` packs them; None for a backend that is not billed in tokens."""
+        limits = cls.limits_for(options)
+        total = None
+        for (src, tgt), group in texts.group_by(["src_lang", "tgt_lang"], maintain_order=True):
+            sources = group["source"].to_list()
+            for batch in pack(sources, limits):
+                if not batch.too_long:
+                    one = cls.tokens_per_batch(options, [sources[i] for i in batch.indices], src, tgt)
+                    if one is None:
+                        return None
+                    total = one if total is None else total + one
         return total
 
     @abstractmethod

@@ -1,6 +1,6 @@
 """Rate limits that are promises about every sliding window: never more than ``requests_per_s``
-requests in any second, nor ``chars_per_min`` characters in any minute, over all of a system's
-actors, retries included; a server's Retry-After pauses them all. ``Limiter`` for threads in one
+requests in any second, nor ``chars_per_min`` characters (``tokens_per_min`` estimated tokens, for
+LLMs) in any minute, over all of a system's actors, retries included; a server's Retry-After pauses them all. ``Limiter`` for threads in one
 process, ``RateLimiter`` as the Ray actor a system's actors share.
 """
 
@@ -61,25 +61,28 @@ class Schedule:
 
     ``requests_per_s`` promises at most that many requests (``floor``, at least 1) in any 1-second
     window (below 1 per second: at most one in any ``1/requests_per_s`` seconds); ``chars_per_min`` at
-    most that many characters in any 60-second window. ``start`` decides at ``now`` and records what
+    most that many characters in any 60-second window; ``tokens_per_min`` at most that many tokens, as
+    the backend estimates them before sending (``TextTranslator.tokens_for``), in any 60-second window. ``start`` decides at ``now`` and records what
     it lets go, so the promise holds for the instants requests are let go, whoever asks and however
     late; ``pause`` holds everything back for a Retry-After.
     """
 
     def __init__(self, requests_per_s: float | None = None, chars_per_min: float | None = None,
-                 burst_s: float = 0.0, margin_s: float = SEND_MARGIN_S):
-        self.quotas: list[tuple[int, Quota]] = []  # (index of the cost: 0 requests, 1 chars, quota)
+                 burst_s: float = 0.0, margin_s: float = SEND_MARGIN_S, tokens_per_min: float | None = None):
+        self.quotas: list[tuple[int, Quota]] = []  # (index of the cost: 0 requests, 1 chars, 2 tokens; quota)
         if requests_per_s:
             capacity, window = (math.floor(requests_per_s), 1.0) if requests_per_s >= 1 else (1, 1 / requests_per_s)
             self.quotas.append((0, Quota(capacity, window, burst_s, margin_s)))
         if chars_per_min:
             self.quotas.append((1, Quota(max(1, math.floor(chars_per_min)), 60.0, burst_s, margin_s)))
+        if tokens_per_min:
+            self.quotas.append((2, Quota(max(1, math.floor(tokens_per_min)), 60.0, burst_s, margin_s)))
         self.paused_until = -math.inf
 
-    def start(self, now: float, requests: int, chars: int) -> float:
+    def start(self, now: float, requests: int, chars: int, tokens: int = 0) -> float:
         """0.0 when a request of this cost may start now (and it is recorded as started), else the
         seconds to wait before asking again."""
-        costs = (requests, chars)
+        costs = (requests, chars, tokens)
         at = max([now, self.paused_until] + [q.earliest(now, costs[k]) for k, q in self.quotas])
         if at > now:
             return at - now
@@ -97,17 +100,18 @@ class Limiter:
 
     def __init__(self, requests_per_s: float | None = None, chars_per_min: float | None = None,
                  burst_s: float = 0.0, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep, margin_s: float = SEND_MARGIN_S):
-        self.schedule = Schedule(requests_per_s, chars_per_min, burst_s, margin_s)
+                 sleep: Callable[[float], None] = time.sleep, margin_s: float = SEND_MARGIN_S,
+                 tokens_per_min: float | None = None):
+        self.schedule = Schedule(requests_per_s, chars_per_min, burst_s, margin_s, tokens_per_min)
         self.clock, self.sleep = clock, sleep
         self._turn = threading.Lock()  # one waiter at a time asks the schedule; the others queue
         self._state = threading.Lock()
 
-    def acquire(self, requests: int, chars: int) -> None:
+    def acquire(self, requests: int, chars: int, tokens: int = 0) -> None:
         with self._turn:
             while True:
                 with self._state:
-                    wait = self.schedule.start(self.clock(), requests, chars)
+                    wait = self.schedule.start(self.clock(), requests, chars, tokens)
                 if wait <= 0:
                     return
                 self.sleep(wait)
@@ -123,17 +127,18 @@ class RateLimiter:
     ``acquire`` answers when the request may go, so the decision is taken, and recorded, at the
     instant the caller is let go; a caller sends as soon as it has the answer."""
 
-    def __init__(self, requests_per_s: float | None, chars_per_min: float | None, burst_s: float = 0.0):
-        self.schedule = Schedule(requests_per_s, chars_per_min, burst_s)
+    def __init__(self, requests_per_s: float | None, chars_per_min: float | None, burst_s: float = 0.0,
+                 tokens_per_min: float | None = None):
+        self.schedule = Schedule(requests_per_s, chars_per_min, burst_s, tokens_per_min=tokens_per_min)
         self._turn = None  # an asyncio.Lock (first in, first out), made in the actor's event loop
 
-    async def acquire(self, requests: int, chars: int) -> None:
+    async def acquire(self, requests: int, chars: int, tokens: int = 0) -> None:
         import asyncio
 
         if self._turn is None:
             self._turn = asyncio.Lock()
         async with self._turn:
-            while (wait := self.schedule.start(time.monotonic(), requests, chars)) > 0:
+            while (wait := self.schedule.start(time.monotonic(), requests, chars, tokens)) > 0:
                 await asyncio.sleep(wait)
 
     async def pause(self, seconds: float) -> None:

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Callable, Sequence
 
 from biaseval.translate.base import BatchOutput, TextDetails, TextTranslator
+from biaseval.translate.base import SplitBatch
 from biaseval.translate.credentials import redact
 from biaseval.translate.packing import Batch, pack
 
@@ -48,12 +49,12 @@ class RequestRunner:
     """Translates texts with one backend under a policy and a rate limit; never drops a text."""
 
     def __init__(self, translator: TextTranslator, policy: RetryPolicy = RetryPolicy(),
-                 acquire: Callable[[int, int], None] | None = None, concurrency: int = 1,
+                 acquire: Callable[[int, int, int], None] | None = None, concurrency: int = 1,
                  sleep: Callable[[float], None] = time.sleep, seed: int | None = None,
                  pause: Callable[[float], None] | None = None, clock: Callable[[], float] = time.monotonic):
         self.translator = translator
         self.policy = policy
-        self.acquire = acquire or (lambda requests, chars: None)  # blocks until the request may go
+        self.acquire = acquire or (lambda requests, chars, tokens=0: None)  # blocks until the request may go
         self.pause = pause or (lambda seconds: None)  # tells the shared limiter about a Retry-After
         self.concurrency = concurrency
         self.sleep = sleep
@@ -96,7 +97,7 @@ class RequestRunner:
         attempt = 0
         while True:
             attempt += 1
-            self.acquire(self.translator.requests_for(texts), chars)
+            self.acquire(self.translator.requests_for(texts), chars, self.translator.tokens_for(texts, src, tgt))
             self.requests += 1
             try:
                 out = self.translator.translate_batch(texts, src, tgt, timeout=self.policy.timeout_s)
@@ -111,7 +112,7 @@ class RequestRunner:
                     # the quota is the system's: every actor holds off until the Retry-After has
                     # elapsed since the answer came (not since the limiter hears of it)
                     self.pause(max(0.0, advice.after - (self.clock() - received)))
-                if advice is None:
+                if advice is None and not isinstance(exc, SplitBatch):  # a split batch is not a failure
                     budget[0] -= 1
                 if advice is None and len(texts) > 1 and budget[0] > 0:
                     half = len(texts) // 2

@@ -82,3 +82,24 @@ def sample(lines: list[str], size: int = 2000) -> list[str]:
         return lines
     step = len(lines) / size
     return [lines[int(k * step)] for k in range(size)]
+
+
+REPLY_MIN_HITS = 3
+
+
+def reply_reads_as(text: str, target: str, others: Iterable[str] = KNOWN) -> str | None:
+    """The language of ``others`` that one reply (an LLM's translation of a sentence) is clearly in
+    instead of ``target``, else None. A sentence has few function words, so besides ``reads_as``'s rule
+    a reply is placed in another language when it has at least ``REPLY_MIN_HITS`` words that only that
+    language uses and none of the target's: an untranslated English sentence ("I have known my friend
+    for a long time") is caught; a name, a short phrase or a target without a word list is not judged."""
+    if target not in KNOWN:
+        return None
+    counts = hits([text], {target, *others})
+    best = max(sorted(counts), key=counts.get)
+    found, own = counts[best], counts[target]
+    if best == target or found == 0:
+        return None
+    if (found >= MIN_HITS and found >= MARGIN * own) or (found >= REPLY_MIN_HITS and own == 0):
+        return best
+    return None

@@ -1,0 +1,376 @@
+"""LLMs over the OpenAI chat completions API, through the official ``openai`` SDK: OpenAI itself,
+Azure OpenAI (``api: azure``), and every server that speaks the same API (vLLM, Ollama, llama.cpp,
+TGI, Ray Serve LLM, and the OpenAI-compatible endpoints of hosted providers) through ``base_url``.
+
+One ``translate_batch`` is one ``POST .../chat/completions``: the configured system and user
+templates (``llm_prompts``) filled for the language pair and the text, temperature 0 and a fixed seed
+by default, and ``max_tokens`` bounded from the source's length. With ``texts_per_request`` above 1,
+several texts go in one request as a numbered JSON array and the reply must be one back, in order;
+any other answer raises ``SplitBatch``, and the runner sends the texts again in smaller requests.
+
+The reply is read strictly (``llm_replies``): wrappers are stripped, and a reply that is not a
+translation (refusal, empty, explanation, wrong language) becomes a ``None`` translation with
+``TextDetails(rejected=..., raw=...)``: stored, never scored, never sent again. Every text records the
+model the server reports, its ``system_fingerprint``, the prompt hash and its input/output tokens.
+
+The SDK's own retries are off (``max_retries=0``): one attempt the runner counts is one request on
+the wire. Errors become ``LLMRequestError``, which keeps status, message and Retry-After but neither
+the request (whose headers hold the key) nor the SDK's exception; the key is scrubbed from its text.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from biaseval.errors import ConfigError, MissingExtra
+from biaseval.translate.backends.azure import retry_after_seconds
+from biaseval.translate.backends.llm_prompts import (
+    BATCH_FIELDS,
+    BATCH_SYSTEM_PROMPT,
+    BATCH_USER_PROMPT,
+    SINGLE_FIELDS,
+    SYSTEM_PROMPT,
+    USER_PROMPT,
+    batch_payload,
+    check_template,
+    estimate_tokens,
+    fields_of,
+    language_name,
+    max_output_tokens,
+    messages_tokens,
+    prompt_hash,
+    render,
+)
+from biaseval.translate.backends.llm_replies import CHECKS, read_batch, read_reply
+from biaseval.translate.base import (
+    TRANSLATORS,
+    BatchLimits,
+    BatchOutput,
+    Retry,
+    SplitBatch,
+    TextDetails,
+    TextTranslator,
+    TokenEstimate,
+    language_pairs,
+)
+from biaseval.translate.credentials import check_endpoint
+
+OPENAI_URL = "https://api.openai.com/v1"
+TRANSIENT_STATUSES = frozenset({408, 409, 429})  # and every 5xx: what the SDK itself would retry
+PROMPTS = ("system_prompt", "user_prompt")
+BATCH_PROMPTS = ("batch_system_prompt", "batch_user_prompt")
+Check = Literal["refusal", "explanation", "wrong-language"]
+
+
+class OpenAIOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1, description="the model (OpenAI's name, a server's served model name; for "
+                       "Azure, the deployment name unless azure_deployment is given)")
+    api: Literal["openai", "azure"] = Field(default="openai", description="azure: AzureOpenAI with azure_endpoint, "
+                                            "api_version and an optional azure_deployment")
+    base_url: str | None = Field(default=None, description=f"the API's URL up to /v1 (default: $OPENAI_BASE_URL, "
+                                 f"else {OPENAI_URL}); a vLLM or other OpenAI-compatible server")
+    azure_endpoint: str | None = Field(default=None, description="https://RESOURCE.openai.azure.com (api: azure)")
+    azure_deployment: str | None = Field(default=None, min_length=1)
+    api_version: str | None = Field(default=None, min_length=1, description="Azure OpenAI API version (api: azure)")
+    allow_insecure_http: bool = Field(default=False, description="allow an http:// URL that is not a loopback "
+                                      "address (the key and texts then travel unencrypted): a server inside a "
+                                      "trusted cluster network")
+    api_key_env: str | None = Field(default=None, min_length=1, description="environment variable holding the key "
+                                    "(default: the SDK's own: OPENAI_API_KEY; for Azure AZURE_OPENAI_API_KEY or an "
+                                    "Entra ID token in AZURE_OPENAI_AD_TOKEN)")
+    no_key: bool = Field(default=False, description="the server takes no key (a self-hosted server started "
+                         "without one): a placeholder is sent")
+    system_prompt: str = SYSTEM_PROMPT
+    user_prompt: str = USER_PROMPT
+    batch_system_prompt: str = BATCH_SYSTEM_PROMPT
+    batch_user_prompt: str = BATCH_USER_PROMPT
+    language_names: dict[str, str] = Field(default_factory=dict, description="code -> English name for the "
+                                           "prompts, adding to or overriding the built-in list")
+    texts_per_request: int = Field(default=1, ge=1, le=200, description="above 1: texts sent together as a "
+                                   "numbered JSON array (fewer requests; replies checked for count and order)")
+    max_chars_per_request: int = Field(default=8000, ge=1, description="a longer text is recorded as an error")
+    temperature: float | None = Field(default=0.0, ge=0, le=2, description="null: not sent (models that refuse it)")
+    seed: int | None = Field(default=0, description="sent where the server supports it; null: not sent")
+    max_tokens_ratio: float = Field(default=4.0, gt=0, description="max_tokens per text: max_tokens_base + this × "
+                                    "the source's estimated tokens")
+    max_tokens_base: int = Field(default=32, ge=1)
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = Field(
+        default="max_tokens", description="the request field for the bound (max_completion_tokens for OpenAI's "
+                                          "reasoning models)")
+    reply_checks: tuple[Check, ...] = Field(default=CHECKS, description="the checks that reject a reply as not a "
+                                            "translation (refusal, explanation, wrong-language)")
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="more request fields, sent as they are "
+                                       "(e.g. a vLLM server's chat_template_kwargs)")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "OpenAIOptions":
+        for name, url in (("base_url", self.base_url), ("azure_endpoint", self.azure_endpoint)):
+            if url is not None:
+                if not url.startswith(("https://", "http://")):
+                    raise ValueError(f"{name} must be an http(s) URL")
+                check_endpoint(url, self.allow_insecure_http, "the API key and the texts")
+        if self.api == "azure":
+            if self.azure_endpoint is None or self.api_version is None or self.base_url is not None:
+                raise ValueError("api: azure needs azure_endpoint and api_version (and no base_url)")
+            if self.no_key:
+                raise ValueError("api: azure always needs a key or an Entra ID token; no_key is for servers without one")
+        elif self.azure_endpoint or self.azure_deployment or self.api_version:
+            raise ValueError("azure_endpoint, azure_deployment and api_version need api: azure")
+        if self.no_key and self.api_key_env:
+            raise ValueError("no_key and api_key_env exclude each other")
+        check_template(self.system_prompt, SINGLE_FIELDS)
+        check_template(self.user_prompt, SINGLE_FIELDS, required=("text",))
+        check_template(self.batch_system_prompt, BATCH_FIELDS)
+        check_template(self.batch_user_prompt, BATCH_FIELDS, required=("texts",))
+        return self
+
+
+class LLMRequestError(Exception):
+    """A failed request, safe to record and to pickle: no request, no key, no SDK exception."""
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
+                 transient: bool = False):
+        super().__init__(message)
+        self.status, self.retry_after, self.transient = status, retry_after, transient
+
+    def __reduce__(self):
+        return (_rebuild, (str(self), self.status, self.retry_after, self.transient))
+
+
+def _rebuild(message, status, retry_after, transient):
+    return LLMRequestError(message, status=status, retry_after=retry_after, transient=transient)
+
+
+def base_url_of(options: OpenAIOptions) -> str | None:
+    """Where a non-Azure system's requests go: options.base_url, else $OPENAI_BASE_URL, else OpenAI."""
+    if options.api == "azure":
+        return None
+    return (options.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+
+
+@TRANSLATORS.register("openai")
+class OpenAITranslator(TextTranslator):
+    """Chat completions through ``openai.OpenAI`` or ``openai.AzureOpenAI``."""
+
+    Options = OpenAIOptions
+    # how the key is found, and max_tokens (it decides only whether a reply is cut short, and a cut
+    # reply is never stored as a translation), change no stored translation
+    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"api_key_env", "no_key", "allow_insecure_http",
+                                                       "max_tokens_ratio", "max_tokens_base", "max_tokens_field"})
+    # a hosted model changes under one name; a self-hosted server can be restarted with other weights
+    # under the same served name: either way the config says which model it was (version or max_age)
+    CLOUD = True
+    provider = "OpenAI chat completions"
+
+    @classmethod
+    def identity_options(cls, options: OpenAIOptions) -> dict:
+        """Where texts go (the base URL, resolved; Azure's endpoint and deployment) and what shapes the
+        output (model, temperature, seed, checks, the prompts, by their hash)."""
+        identity = super().identity_options(options)
+        used = PROMPTS + (BATCH_PROMPTS if options.texts_per_request > 1 else ())
+        for name in PROMPTS + BATCH_PROMPTS:
+            identity.pop(name)
+        identity["prompt_hash"] = prompt_hash(*(getattr(options, name) for name in used))
+        if options.api == "openai":
+            identity["base_url"] = base_url_of(options)
+        return identity
+
+    @classmethod
+    def preflight(cls, system, options: OpenAIOptions, suites, targets, config_dir) -> None:
+        """Every language the prompts name has a name; a base URL from the environment is held to the
+        clear-text rule too. No client is built and nothing is sent."""
+        try:
+            check_endpoint(base_url_of(options), options.allow_insecure_http, "the API key and the texts")
+        except ValueError as exc:
+            raise ConfigError(f"systems.{system}.options.base_url ($OPENAI_BASE_URL): {exc}") from None
+        templates = [getattr(options, name) for name in
+                     PROMPTS + (BATCH_PROMPTS if options.texts_per_request > 1 else ())]
+        if not any(fields_of(t) & {"src_lang", "tgt_lang"} for t in templates):
+            return
+        for (src, tgt), suite in language_pairs(suites, targets).items():
+            for code in (src, tgt):
+                if language_name(code, options.language_names) is None:
+                    raise ConfigError(f"systems.{system}.options.language_names: no English name for {code!r} "
+                                      f"(suite {suite}); the prompts name languages, so add {code}: <name>")
+
+    def __init__(self, system: str, options: OpenAIOptions, **kwargs: Any):
+        super().__init__(system, options, **kwargs)
+        try:
+            import openai
+        except ImportError:
+            raise MissingExtra("openai", "llm", "openai") from None
+        self._errors = openai
+        key = self._key(system, options)
+        self._secret = key if key and not options.no_key else None
+        if options.api == "azure":
+            token = None if key else os.environ.get("AZURE_OPENAI_AD_TOKEN")
+            self._client = openai.AzureOpenAI(
+                azure_endpoint=options.azure_endpoint, azure_deployment=options.azure_deployment,
+                api_version=options.api_version, api_key=key, azure_ad_token=token, max_retries=0)
+            self.provider = "Azure OpenAI"
+        else:
+            url = base_url_of(options)
+            try:
+                check_endpoint(url, options.allow_insecure_http, "the API key and the texts")
+            except ValueError as exc:
+                raise ConfigError(f"system {system!r}: base_url {url}: {exc}") from None
+            self._client = openai.OpenAI(base_url=url, api_key=key, max_retries=0)
+            host = urlsplit(url).hostname or url
+            self.provider = "OpenAI API" if host == "api.openai.com" else f"OpenAI-compatible API at {host}"
+
+    @staticmethod
+    def _key(system: str, options: OpenAIOptions) -> str | None:
+        if options.no_key:
+            return "no-key"
+        default = "AZURE_OPENAI_API_KEY" if options.api == "azure" else "OPENAI_API_KEY"
+        name = options.api_key_env or default
+        key = os.environ.get(name, "").strip()
+        if key:
+            return key
+        if options.api == "azure" and not options.api_key_env and os.environ.get("AZURE_OPENAI_AD_TOKEN", "").strip():
+            return None  # the SDK's chain: an Entra ID token
+        raise ConfigError(f"system {system!r}: environment variable {name} (the API key) is not set"
+                          + ("; for a server that takes no key set options.no_key: true" if options.api == "openai" else ""))
+
+    def __repr__(self) -> str:
+        return f"OpenAITranslator(system={self.system!r}, model={self.options.model!r})"
+
+    @classmethod
+    def limits_for(cls, options: OpenAIOptions) -> BatchLimits:
+        return BatchLimits(max_items=options.texts_per_request, max_units=options.max_chars_per_request)
+
+    @classmethod
+    def _messages(cls, options: OpenAIOptions, texts: list[str], src: str, tgt: str) -> tuple[list[dict], str]:
+        """The chat messages of one request, and the hash of the templates that made them."""
+        names = options.language_names
+        if len(texts) == 1:
+            templates = (options.system_prompt, options.user_prompt)
+            values = {"text": texts[0]}
+        else:
+            templates = (options.batch_system_prompt, options.batch_user_prompt)
+            values = {"count": len(texts), "texts": batch_payload(texts)}
+        system, user = (render(t, src, tgt, names, **values) for t in templates)
+        messages = ([{"role": "system", "content": system}] if system.strip() else []) + \
+                   [{"role": "user", "content": user}]
+        return messages, prompt_hash(*templates)
+
+    @classmethod
+    def tokens_per_batch(cls, options: OpenAIOptions, texts, src: str, tgt: str) -> TokenEstimate:
+        texts = list(texts)
+        messages, _ = cls._messages(options, texts, src, tgt)
+        batched = len(texts) > 1
+        output = sum(estimate_tokens(t) for t in texts) + (12 * len(texts) + 2 if batched else 0)
+        limit = max_output_tokens(texts, options.max_tokens_ratio, options.max_tokens_base, batched)
+        return TokenEstimate(messages_tokens(m["content"] for m in messages), output, limit)
+
+    def translate_batch(self, texts: list[str], src: str, tgt: str, *, timeout: float) -> BatchOutput:
+        opts: OpenAIOptions = self.options  # type: ignore[assignment]
+        messages, hashed = self._messages(opts, texts, src, tgt)
+        batched = len(texts) > 1
+        bound = max_output_tokens(texts, opts.max_tokens_ratio, opts.max_tokens_base, batched)
+        request: dict[str, Any] = {"model": opts.model, "messages": messages, opts.max_tokens_field: bound,
+                                   "timeout": timeout}
+        if opts.temperature is not None:
+            request["temperature"] = opts.temperature
+        if opts.seed is not None:
+            request["seed"] = opts.seed
+        if opts.extra_body:
+            request["extra_body"] = dict(opts.extra_body)
+        failure = None
+        try:
+            response = self._client.chat.completions.create(**request)
+        except Exception as exc:  # noqa: BLE001 - replaced below by an error that holds no request
+            failure = self._sanitize(exc, timeout)
+        if failure is not None:
+            raise failure  # outside the except block: nothing keeps the SDK's exception (and the key) alive
+        if not response.choices:
+            raise LLMRequestError("the server answered without a choice")
+        choice = response.choices[0]
+        message = choice.message
+        content = message.content if message is not None else None
+        refusal = getattr(message, "refusal", None) if message is not None else None
+        if choice.finish_reason == "length":
+            if batched:
+                raise SplitBatch(f"the reply to {len(texts)} texts was cut at {opts.max_tokens_field}={bound}")
+            raise LLMRequestError(f"the reply was cut at {opts.max_tokens_field}={bound} (finish_reason length); "
+                                  f"raise options.max_tokens_ratio or max_tokens_base")
+        refused = bool(refusal) or choice.finish_reason == "content_filter"
+        checks, names = opts.reply_checks, opts.language_names
+        if batched:
+            if refused:
+                raise SplitBatch(f"the request of {len(texts)} texts was refused as a whole")
+            readings = read_batch(content, texts, src, tgt, checks=checks, names=names)
+        else:
+            readings = [read_reply((refusal or content) if refused else content, texts[0], src, tgt, checks=checks,
+                                   names=names, refused=refused)]
+        usage = response.usage
+        inputs = _shares(getattr(usage, "prompt_tokens", None), texts)
+        outputs = _shares(getattr(usage, "completion_tokens", None), texts)
+        details = [TextDetails(fingerprint=response.system_fingerprint, prompt_hash=hashed, input_tokens=i,
+                               output_tokens=o, rejected=r.rejected, raw=r.raw)
+                   for r, i, o in zip(readings, inputs, outputs)]
+        return BatchOutput([r.translation for r in readings], model=response.model, details=details)
+
+    def classify(self, exc: BaseException) -> Retry | None:
+        if isinstance(exc, LLMRequestError):
+            return Retry(after=exc.retry_after) if exc.transient else None
+        if isinstance(exc, SplitBatch):
+            return None  # the runner splits the batch (not counted as a failure)
+        return super().classify(exc)
+
+    def close(self) -> None:
+        try:
+            self._client.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._secret, "***") if self._secret else text
+
+    def _sanitize(self, exc: BaseException, timeout: float) -> LLMRequestError:
+        """An ``LLMRequestError`` saying what ``exc`` says, minus the key and any live object."""
+        errors = self._errors
+        if isinstance(exc, errors.APITimeoutError):
+            return LLMRequestError(f"no response within {timeout:g} s", transient=True)
+        if isinstance(exc, errors.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return LLMRequestError(self._scrub(f"connection failed ({type(cause).__name__}: "
+                                              f"{_first_line(str(cause))})")[:1000], transient=True)
+        if isinstance(exc, errors.APIStatusError):
+            status = exc.status_code
+            body = exc.body if isinstance(exc.body, dict) else {}
+            error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
+            code = error.get("code") or error.get("type")
+            message = _first_line(str(error.get("message") or exc.message or "no error message"))
+            headers = getattr(exc.response, "headers", None) or {}
+            transient = (status in TRANSIENT_STATUSES or status >= 500) and code != "insufficient_quota"
+            text = f"HTTP {status}" + (f" ({code})" if code else "") + f": {message}"
+            request_id = headers.get("x-request-id") if hasattr(headers, "get") else None
+            if request_id:
+                text += f" [x-request-id {request_id}]"
+            return LLMRequestError(self._scrub(text)[:1000], status=status, transient=transient,
+                                   retry_after=retry_after_seconds(headers) if transient else None)
+        return LLMRequestError(self._scrub(f"{type(exc).__name__}: {_first_line(str(exc))}")[:1000])
+
+
+def _shares(total: int | None, texts: list[str]) -> list[int | None]:
+    """A request's token count split over its texts by their length (summing to the total)."""
+    if total is None:
+        return [None] * len(texts)
+    weights = [max(1, estimate_tokens(t)) for t in texts]
+    cuts = [math.floor(total * sum(weights[:k]) / sum(weights)) for k in range(len(texts) + 1)]
+    return [cuts[k + 1] - cuts[k] for k in range(len(texts))]
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+__all__ = ["LLMRequestError", "OpenAIOptions", "OpenAITranslator", "base_url_of"]
