@@ -1,7 +1,9 @@
 """Running a sweep's tasks on Ray actors (``execute``): each system's actors get tasks as they
 start and finish them; a system's shards are written from the store only after all its texts were
 sent; a lost actor is replaced and its tasks rerun (``sweep.task_retries``); any other failure stops
-that system, keeping finished work, and the sweep ends with the resume message.
+that system, keeping finished work, and the sweep ends with the resume message. A backend that says
+its system cannot go on (``SystemStopped``: a spent quota) stops that system the same way, and the
+message names the system and the provider's reason first.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from biaseval.run.rundir import RunDir
 from biaseval.run.translation_store import TranslationStore
 from biaseval.run.worker import ShardWorker
 from biaseval.suites import SUITES
+from biaseval.translate.base import SystemStopped
 
 
 class Progress:
@@ -107,6 +110,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     unplaced: dict[object, float] = {}  # starting actor -> since when no live node can host it
     lost: dict[str, int] = {}  # system -> actors lost before they started
     stopped: dict[str, str] = {}  # system -> why its work stopped
+    halted: dict[str, str] = {}  # system -> why its provider said it cannot go on (SystemStopped)
     suites = {name: SUITES.get(name) for name in prepared.suites}
     limiters: dict[str, object] = {}
     actors: dict[str, list] = {}
@@ -253,7 +257,12 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             fill(task.system)
             continue
         except Exception as exc:  # noqa: BLE001 - reported below with the task named
-            stop(task.system, f"{task.name}: {_describe(exc)}")
+            cause = getattr(exc, "cause", None) or exc
+            if isinstance(cause, SystemStopped):  # no more requests: tasks in flight end at their next one
+                halted.setdefault(task.system, _redact(cause.reason))
+                stop(task.system, f"{task.system}: stopped: {halted[task.system]}")
+            else:
+                stop(task.system, f"{task.name}: {_describe(exc)}")
             continue
         if task.kind == "send":
             outcome.sent += units
@@ -268,11 +277,19 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     for handle in [a for system_actors in actors.values() for a in system_actors] + list(limiters.values()):
         ray.kill(handle)
     if failures:
-        raise SweepFailed(
-            f"{len(failures)} task(s) failed; finished shards and translations are kept ({run.shards.location}, "
-            f"{cache.root}) and a rerun of the same command resumes from them. First failure: {failures[0]}"
-        )
+        kept = (f"finished shards and translations are kept ({run.shards.location}, {cache.root}) and a rerun of "
+                f"the same command resumes from them")
+        if not halted:
+            raise SweepFailed(f"{len(failures)} task(s) failed; {kept}. First failure: {failures[0]}")
+        others = [why for why in failures if why not in {stopped[s] for s in halted}]
+        raise SweepFailed("; ".join([f"system {s!r} stopped: {why}" for s, why in halted.items()] + (
+            [f"{len(others)} other task(s) failed, first: {others[0]}"] if others else [])) + f". The {kept}.")
     return outcome
+
+def _redact(text: str) -> str:
+    from biaseval.translate.credentials import redact
+
+    return redact(text)
 
 def _describe(exc: BaseException) -> str:
     from biaseval.translate.credentials import redact

@@ -20,7 +20,7 @@ from biaseval.run.rundir import SHARD_KEY, RunDir
 from biaseval.run.translation_store import KEY, STORE_SCHEMA, TranslationStore
 from biaseval.suites import SUITES, SuiteData
 from biaseval.translate import TextTranslator
-from biaseval.translate.base import DETAIL_COLUMNS
+from biaseval.translate.base import DETAIL_COLUMNS, SystemStopped
 from biaseval.translate.runner import RequestRunner, RetryPolicy
 
 
@@ -60,6 +60,7 @@ class ShardWorker:
         self.limiter = limiter
         self.die_after = die_after
         self.done = 0
+        self.halted: str | None = None  # the provider said this system cannot go on: no task sends again
         # one line in this worker's log: which system it hosts, on which node (placement is checkable)
         print(f"biaseval: ShardWorker {system} on node {node} pid {os.getpid()}", flush=True)
 
@@ -91,6 +92,9 @@ class ShardWorker:
         ``keys``: those this shard sends."""
         import ray
 
+        if self.halted is not None:  # a task queued here before the driver heard of the stop
+            raise SystemStopped(self.halted)
+
         items = data.slice(shard.start, shard.stop)
         texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
         texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys).implode())).unique("key_hash", maintain_order=True)
@@ -103,10 +107,15 @@ class ShardWorker:
         runner = RequestRunner(self.translator,
                             RetryPolicy(retry.max_attempts, retry.backoff_s, retry.max_backoff_s, retry.timeout_s),
                             acquire=acquire, pause=pause, concurrency=self.cfg.concurrency)
-        parts, failed = [], 0
+        parts, failed, stopped = [], 0, None
         for (src, tgt), group in texts.group_by(["src_lang", "tgt_lang"], maintain_order=True):
+            try:
+                results = runner.translate(group["source"].to_list(), src, tgt)
+            except SystemStopped as exc:  # the provider said stop (a spent quota): keep what was finished
+                stopped = exc
+                finished = [r is not None for r in exc.results or [None] * group.height]
+                group, results = group.filter(pl.Series(finished)), [r for r in exc.results or [] if r is not None]
             sources = group["source"].to_list()
-            results = runner.translate(sources, src, tgt)
             failed += sum(not r.final for r in results)
             parts.append(pa.table({
                 "key_hash": group["key_hash"].to_arrow(),
@@ -120,7 +129,13 @@ class ShardWorker:
                 "translated_at": pa.array([r.translated_at for r in results], pa.timestamp("us", tz="UTC")),
                 **{name: [getattr(r.details, name) if r.details else None for r in results] for name in DETAIL_COLUMNS},
             }, schema=STORE_SCHEMA))
+            if stopped is not None:
+                break
+        parts = [p for p in parts if p.num_rows]
         part = self.cache.append(self.identity, pa.concat_tables(parts)) if parts else None
+        if stopped is not None:  # stored; the driver stops this system's work and names the reason
+            self.halted = stopped.reason
+            raise SystemStopped(stopped.reason)
         self._finished()
         return texts.height, failed, str(part) if part else None
 

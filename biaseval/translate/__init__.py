@@ -11,6 +11,7 @@ from biaseval.translate.backends import (  # noqa: F401  (registration)
     aws,
     azure,
     ct2,
+    deepl,
     google,
     hf,
     identity,
@@ -23,9 +24,11 @@ from biaseval.translate.base import (
     BatchOutput,
     ItemTranslator,
     Retry,
+    Stop,
+    SystemStopped,
     TextTranslator,
     Translator,
 )
 
-__all__ = ["TRANSLATORS", "BatchLimits", "BatchOutput", "ItemTranslator", "MissingExtra", "Retry",
-           "TextTranslator", "Translator"]
+__all__ = ["TRANSLATORS", "BatchLimits", "BatchOutput", "ItemTranslator", "MissingExtra", "Retry", "Stop",
+           "SystemStopped", "TextTranslator", "Translator"]

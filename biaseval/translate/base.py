@@ -147,6 +147,28 @@ class SplitBatch(Exception):
     batch's halves again, down to one text per request, and does not count it as a failure."""
 
 
+@dataclass(frozen=True)
+class Stop:
+    """``classify``'s verdict that the system cannot go on at all (DeepL's 456: the billing period's
+    character quota is spent): nothing is retried, no text gets this as its error, and the sweep stops
+    the system's work, keeping what was stored. ``reason`` says why and what to do, for the user."""
+
+    reason: str
+
+
+class SystemStopped(Exception):
+    """Raised by ``RequestRunner.translate`` on a ``Stop`` verdict. ``results`` (not pickled): what the
+    call finished before it, per text (None where unfinished), so that the caller can store them."""
+
+    def __init__(self, reason: str, results: list | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.results = results
+
+    def __reduce__(self):
+        return (SystemStopped, (self.reason,))
+
+
 class TextTranslator(Translator):
     """A backend that needs only the texts and the language pair."""
 
@@ -225,8 +247,9 @@ class TextTranslator(Translator):
         """One request: translate ``texts`` (within ``limits()``) from ``src`` to ``tgt`` (ISO 639
         codes), one output per input, giving up after ``timeout`` seconds."""
 
-    def classify(self, exc: BaseException) -> Retry | None:
-        """Retry (transient: throttling, 5xx, timeouts) or None (permanent). Backends extend this."""
+    def classify(self, exc: BaseException) -> Retry | Stop | None:
+        """Retry (transient: throttling, 5xx, timeouts), None (permanent: recorded as the texts' error),
+        or Stop (the system cannot go on: quota spent). Backends extend this."""
         if isinstance(exc, (TimeoutError, ConnectionError)):
             return Retry()
         return None

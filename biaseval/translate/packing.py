@@ -5,19 +5,24 @@ request is set apart, never cut.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
 
 @dataclass(frozen=True)
 class BatchLimits:
-    """What one request may carry: at most ``max_items`` texts and ``max_units`` of ``unit`` in all."""
+    """What one request may carry: at most ``max_items`` texts and ``max_units`` of ``unit`` in all.
+    ``json_bytes``: bytes a text takes as an element of a JSON array the way ``requests`` encodes it
+    (ASCII-escaped, with its separator), for a limit on a JSON body's size."""
 
     max_items: int
     max_units: int
-    unit: Literal["chars", "utf8_bytes", "utf16_units"] = "chars"
+    unit: Literal["chars", "utf8_bytes", "utf16_units", "json_bytes"] = "chars"
 
     def size(self, text: str) -> int:
+        if self.unit == "json_bytes":
+            return len(json.dumps(text)) + 2
         if self.unit == "utf8_bytes":
             return len(text.encode("utf-8"))
         if self.unit == "utf16_units":

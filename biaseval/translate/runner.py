@@ -1,7 +1,9 @@
 """Sending texts to a live backend (``RequestRunner``): requests packed within the provider's
 limits, sent under the shared rate limit, retried with exponential backoff and full jitter when the
 backend calls a failure transient (honouring Retry-After), a batch that fails for good split to
-isolate the texts at fault. Every text ends with a translation or a recorded error.
+isolate the texts at fault. Every text ends with a translation or a recorded error, unless the
+backend says the system cannot go on (``Stop``: a spent quota): then nothing more is sent and
+``translate`` raises ``SystemStopped`` with what it finished.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
-from biaseval.translate.base import BatchOutput, TextDetails, TextTranslator
+from biaseval.translate.base import BatchOutput, Stop, SystemStopped, TextDetails, TextTranslator
 from biaseval.translate.base import SplitBatch
 from biaseval.translate.credentials import redact
 from biaseval.translate.packing import Batch, pack
@@ -61,13 +63,18 @@ class RequestRunner:
         self.clock = clock
         self.rng = random.Random(seed)
         self.requests = 0  # requests sent, successful or not
+        self.stopped: Stop | None = None  # the backend's Stop verdict, once one came: nothing more is sent
 
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[TextResult]:
+        """A result per text; raises SystemStopped (carrying the results finished before it, None for
+        the rest) once the backend calls a failure a Stop, in this call or an earlier one."""
         limits = self.translator.limits()
         results: list[TextResult | None] = [None] * len(texts)
         batches = pack(texts, limits)
 
         def run(batch: Batch) -> None:
+            if self.stopped is not None:
+                return
             if batch.too_long:
                 results[batch.indices[0]] = TextResult(
                     None, f"text of {batch.units} {limits.unit} is over the provider's per-request limit of "
@@ -75,7 +82,11 @@ class RequestRunner:
                 return
             batch_texts = [texts[i] for i in batch.indices]
             budget = [2 * math.ceil(math.log2(len(batch_texts) + 1)) + 2]
-            for i, result in zip(batch.indices, self._send(batch_texts, src, tgt, budget)):
+            try:
+                done = self._send(batch_texts, src, tgt, budget)
+            except _Halt as halt:
+                done = halt.done
+            for i, result in zip(batch.indices, done):
                 results[i] = result
 
         if self.concurrency > 1 and len(batches) > 1:
@@ -84,6 +95,8 @@ class RequestRunner:
         else:
             for batch in batches:
                 run(batch)
+        if self.stopped is not None:
+            raise SystemStopped(self.stopped.reason, results)
         return results  # type: ignore[return-value]
 
     def _send(self, texts: list[str], src: str, tgt: str, budget: list[int], carried: int = 0) -> list[TextResult]:
@@ -97,7 +110,10 @@ class RequestRunner:
         attempt = 0
         while True:
             attempt += 1
-            self.acquire(self.translator.requests_for(texts), chars, self.translator.tokens_for(texts, src, tgt))
+            if self.stopped is None:
+                self.acquire(self.translator.requests_for(texts), chars, self.translator.tokens_for(texts, src, tgt))
+            if self.stopped is not None:  # another batch was told to stop, while this one waited
+                raise _Halt([None] * len(texts))
             self.requests += 1
             try:
                 out = self.translator.translate_batch(texts, src, tgt, timeout=self.policy.timeout_s)
@@ -107,6 +123,9 @@ class RequestRunner:
             except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded result or a retry
                 received = self.clock()
                 advice = self.translator.classify(exc)
+                if isinstance(advice, Stop):
+                    self.stopped = self.stopped or advice
+                    raise _Halt([None] * len(texts)) from None
                 sent = carried + attempt
                 if advice is not None and advice.after is not None:
                     # the quota is the system's: every actor holds off until the Retry-After has
@@ -116,11 +135,17 @@ class RequestRunner:
                     budget[0] -= 1
                 if advice is None and len(texts) > 1 and budget[0] > 0:
                     half = len(texts) // 2
-                    first = self._send(texts[:half], src, tgt, budget, sent)
+                    try:
+                        first = self._send(texts[:half], src, tgt, budget, sent)
+                    except _Halt as halt:
+                        raise _Halt(halt.done + [None] * (len(texts) - half)) from None
                     if budget[0] <= 0:  # no budget left: the rest fails with the same error, unsent again
                         error = next((r.error for r in first if r.error), None) or _message(exc, None, attempt)
                         return first + [TextResult(None, error, sent, None, _now()) for _ in texts[half:]]
-                    return first + self._send(texts[half:], src, tgt, budget, sent)
+                    try:
+                        return first + self._send(texts[half:], src, tgt, budget, sent)
+                    except _Halt as halt:
+                        raise _Halt(first + halt.done) from None
                 if advice is None or attempt >= self.policy.max_attempts:
                     message = _message(exc, advice, attempt)
                     return [TextResult(None, message, sent, None, _now()) for _ in texts]
@@ -129,6 +154,14 @@ class RequestRunner:
                     wait = max(wait, advice.after - (self.clock() - received))
                 if wait > 0:
                     self.sleep(wait)
+
+class _Halt(Exception):
+    """A Stop verdict unwinding a batch's sends; ``done``: its texts' results so far (None: unfinished)."""
+
+    def __init__(self, done: list[TextResult | None]):
+        super().__init__("stopped")
+        self.done = done
+
 
 def _results(out: BatchOutput, attempts: int) -> list[TextResult]:
     """A request's answer per text: the translation, or the reason its reply is not one."""
