@@ -193,17 +193,21 @@ def test_a_condition_cannot_take_another_systems_name_nor_be_declared_by_hand(tm
         load_config(path)
 
 
-def test_the_shipped_example_validates_and_plans_without_network(tmp_path):
-    config = REPO / "conf" / "azure-gender-control.yaml"
+@pytest.mark.parametrize("name, base, condition", [("azure-gender-control", "azure", "gender"),
+                                                    ("llm-gender-control", "llm", "prompt")])
+def test_the_shipped_examples_validate_and_plan_without_network(name, base, condition):
+    config = REPO / "conf" / f"{name}.yaml"
     result = CliRunner().invoke(main, ["validate", "--config", str(config)])
     assert result.exit_code == 0, result.output
     assert "4 systems" in result.output
     result = CliRunner().invoke(main, ["plan", "--config", str(config)])
     assert result.exit_code == 0, result.output
     names = [line.split()[0] for line in result.output.splitlines()[1:5]]
-    assert names == ["azure", "azure[gender=female]", "azure[gender=male]", "azure[gender=neutral]"]
-    result = CliRunner().invoke(main, ["plan", "--config", str(config), "--systems", "azure[gender=neutral]"])
-    assert result.exit_code == 0 and result.output.splitlines()[1].startswith("azure[gender=neutral] "), result.output
+    assert names == [base] + [f"{base}[{condition}={g}]" for g in GENDERS]
+    one = f"{base}[{condition}=neutral]"
+    result = CliRunner().invoke(main, ["plan", "--config", str(config), "--systems", one])
+    assert result.exit_code == 0 and result.output.splitlines()[1].startswith(f"{one} "), result.output
+    assert not any(line.startswith((f"{base} ", f"{base}[{condition}=female]")) for line in result.output.splitlines())
 
 
 # -- shard folders for bracketed names ------------------------------------------------------------
