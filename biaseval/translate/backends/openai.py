@@ -247,7 +247,7 @@ class OpenAITranslator(TextTranslator):
         return BatchLimits(max_items=options.texts_per_request, max_units=options.max_chars_per_request)
 
     @classmethod
-    def _messages(cls, options: OpenAIOptions, texts: list[str], src: str, tgt: str) -> tuple[list[dict], str]:
+    def messages_for(cls, options: OpenAIOptions, texts: list[str], src: str, tgt: str) -> tuple[list[dict], str]:
         """The chat messages of one request, and the hash of the templates that made them."""
         names = options.language_names
         if len(texts) == 1:
@@ -264,7 +264,7 @@ class OpenAITranslator(TextTranslator):
     @classmethod
     def tokens_per_batch(cls, options: OpenAIOptions, texts, src: str, tgt: str) -> TokenEstimate:
         texts = list(texts)
-        messages, _ = cls._messages(options, texts, src, tgt)
+        messages, _ = cls.messages_for(options, texts, src, tgt)
         batched = len(texts) > 1
         output = sum(estimate_tokens(t) for t in texts) + (12 * len(texts) + 2 if batched else 0)
         limit = max_output_tokens(texts, options.max_tokens_ratio, options.max_tokens_base, batched)
@@ -272,7 +272,7 @@ class OpenAITranslator(TextTranslator):
 
     def translate_batch(self, texts: list[str], src: str, tgt: str, *, timeout: float) -> BatchOutput:
         opts: OpenAIOptions = self.options  # type: ignore[assignment]
-        messages, hashed = self._messages(opts, texts, src, tgt)
+        messages, hashed = self.messages_for(opts, texts, src, tgt)
         batched = len(texts) > 1
         bound = max_output_tokens(texts, opts.max_tokens_ratio, opts.max_tokens_base, batched)
         request: dict[str, Any] = {"model": opts.model, "messages": messages, opts.max_tokens_field: bound,
