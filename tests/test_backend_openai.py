@@ -406,3 +406,43 @@ def test_identity_is_where_texts_go_and_what_shapes_the_output(monkeypatch):
     assert not changed(batch_system_prompt="Not used while texts go one by one: {texts}")
     monkeypatch.setenv("OPENAI_BASE_URL", "https://proxy.example/v1")
     assert OpenAITranslator.identity_options(OpenAIOptions(model="m"))["base_url"] == "https://proxy.example/v1"
+
+
+# -- the shipped config and the cost plan -------------------------------------------------------------
+
+
+def test_the_shipped_config_validates_and_plans_without_network_or_key(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from biaseval.cli import main
+    from biaseval.config import load_config
+    from biaseval.run.estimate import estimate
+    from biaseval.run.plan import prepare
+    from biaseval.translate.backends.llm_prompts import messages_tokens, render
+    from conftest import REPO
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("BIASEVAL_CACHE_DIR", str(tmp_path / "cache"))  # an empty store
+    path = REPO / "conf" / "openai.yaml"
+    for command in ("validate", "plan"):
+        result = CliRunner().invoke(main, [command, "--config", str(path)])
+        assert result.exit_code == 0, result.output
+    assert "openai: tokens " in result.output and "UTF-8 bytes / 3" in result.output
+
+    config = load_config(path)
+    [plan] = estimate(prepare(config, path.parent))
+    cfg = config.systems["openai"]
+    options = OpenAIOptions.model_validate(cfg.options)
+    data = prepare(config, path.parent).suites["otsc-en"]
+    pairs = {(row["source"], row["tgt_lang"]) for row in data.slice(0, data.size).iter_rows(named=True)}
+    assert plan.requests == len(pairs) == 320
+    expected_input = sum(messages_tokens([render(options.system_prompt, "en", tgt), source]) for source, tgt in pairs)
+    expected_output = sum(estimate_tokens(source) for source, _ in pairs)
+    assert (plan.tokens.input, plan.tokens.output) == (expected_input, expected_output)
+    assert plan.cost == pytest.approx(expected_input / 1e6 * 0.40 + expected_output / 1e6 * 1.60)
+    # the tokens/min limit counts prompt + max_tokens; set low enough, it is what binds
+    tight = config.model_copy(update={"systems": {"openai": cfg.model_copy(update={
+        "limits": cfg.limits.model_copy(update={"tokens_per_min": 10_000})})}})
+    [bound] = estimate(prepare(tight, path.parent))
+    assert bound.bound_by == "tokens/min"
+    assert bound.quota_s == pytest.approx((plan.tokens.input + plan.tokens.limit) / 10_000 * 60)
