@@ -125,6 +125,7 @@ class FakeDeepL(FakeService):
         self.translator = translate
         self.echo_key_in_errors = echo_key_in_errors  # a careless server: error text repeats the key
         self._fault_every = 0
+        self._fault_counted = 0  # translate requests since faults() was called
         self._fault_kinds: Iterable[str] = ()
         self._fault_hang_s = 0.0
 
@@ -150,10 +151,11 @@ class FakeDeepL(FakeService):
         self.script(Failure(hang_s=hang_s), times=times)
 
     def faults(self, every: int = 5, kinds: Iterable[str] = FAULTS, *, hang_s: float = 3.0) -> None:
-        """Every ``every``-th translate request (by arrival) gets the next of ``kinds`` in turn: "429"
-        (Retry-After: 1), "500", "503", "timeout" (left unanswered for ``hang_s``, then cut). 0: none."""
+        """From now on, every ``every``-th translate request (by arrival) gets the next of ``kinds`` in turn:
+        "429" (Retry-After: 1), "500", "503", "timeout" (left unanswered for ``hang_s``, then cut). 0: none."""
         with self._lock:
             self._fault_every, self._fault_kinds, self._fault_hang_s = every, itertools.cycle(tuple(kinds)), hang_s
+            self._fault_counted = 0
 
     def set_limit(self, character_limit: int | None) -> None:
         """A new character limit (None: none), e.g. the quota restored for a new billing period."""
@@ -204,7 +206,10 @@ class FakeDeepL(FakeService):
         if record.path != "/v2/translate":
             return None
         with self._lock:
-            if not self._fault_every or record.seq % self._fault_every:
+            if not self._fault_every:
+                return None
+            self._fault_counted += 1
+            if self._fault_counted % self._fault_every:
                 return None
             kind = next(self._fault_kinds)  # type: ignore[call-overload]
         record.fault = kind
