@@ -314,3 +314,18 @@ def test_shipped_config_validates_and_plans_without_a_key_or_network(monkeypatch
     line = next(line for line in planned.output.splitlines() if line.startswith("deepl")).split()
     # system, backend, items, distinct texts, in store, to send, requests: 80 texts per language, 50 a request
     assert line[:7] == ["deepl", "deepl", "320", "320", "0", "320", "≥8"]
+
+
+def test_the_fake_answers_the_sdks_usage_and_languages_calls(fake):
+    import deepl
+
+    fake.set_limit(1000)
+    client = deepl.Translator(KEY, server_url=fake.url)
+    client.translate_text(["abc", "de"], source_lang="EN", target_lang="FR")
+    usage = client.get_usage()
+    assert (usage.character.count, usage.character.limit) == (5, 1000)
+    targets = {lang.code: lang.supports_formality for lang in client.get_target_languages()}
+    assert targets["EN-US"] is False and targets["DE"] is True and "EN" not in targets
+    assert "EN" in {lang.code for lang in client.get_source_languages()}
+    with pytest.raises(deepl.AuthorizationException):
+        deepl.Translator("wrong-key", server_url=fake.url).get_usage()

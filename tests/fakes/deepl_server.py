@@ -225,7 +225,8 @@ class FakeDeepL(FakeService):
                 return 200, {"character_count": self.character_count,
                              "character_limit": self.character_limit if self.character_limit is not None else 10**12}
         if url.path == "/v2/languages" and handler.command == "GET":
-            kind = (parse_qs(url.query).get("type") or ["source"])[0]
+            asked = {**parse_qs(raw.decode("utf-8", "replace")), **parse_qs(url.query)}  # the SDK sends a form body
+            kind = (asked.get("type") or ["source"])[0]
             codes = TARGETS if kind == "target" else SOURCES
             return 200, [{"language": c, "name": c, **({"supports_formality": c in FORMALITY_TARGETS}
                                                        if kind == "target" else {})} for c in codes]
