@@ -255,9 +255,20 @@ def test_permanent_errors_are_not_retried(backend, fake):
     assert result.translation is None and result.attempts == 1 and not result.final
     assert result.error == ("LLMRequestError: HTTP 400 (invalid_value): Invalid value for messages. "
                             "[x-request-id req_fake_1]")
+
+
+def test_a_spent_quota_or_a_refused_key_stops_the_system(make_backend, fake, monkeypatch):
+    """No request of the system could pass: nothing is retried, no text is marked failed."""
+    from biaseval.translate.base import SystemStopped
+
     fake.fail(429, code="insufficient_quota", message="You exceeded your current quota.")
-    [spent] = runner(backend).translate(["Hi."], "en", "es")
-    assert spent.attempts == 1 and "insufficient_quota" in spent.error  # billing: retrying cannot help
+    with pytest.raises(SystemStopped, match="quota or credit is spent.*insufficient_quota") as spent:
+        runner(make_backend(fake)).translate(["Hi.", "Hello."], "en", "es")
+    assert spent.value.results == [None, None] and fake.count == 1  # billing: retrying cannot help
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0123456789")
+    with pytest.raises(SystemStopped, match=r"refused the key \(HTTP 401 \(invalid_api_key\)"):
+        runner(make_backend(fake)).translate(["Hi."], "en", "es")
+    assert fake.count == 2
 
 
 def test_errors_are_classified_and_pickle_without_the_request(backend, fake):
@@ -270,12 +281,9 @@ def test_errors_are_classified_and_pickle_without_the_request(backend, fake):
     assert throttled.value.__context__ is None and throttled.value.__cause__ is None
 
 
-def test_wrong_model_and_wrong_key_are_permanent(make_backend, fake, monkeypatch):
+def test_a_wrong_model_is_permanent(make_backend, fake):
     [wrong] = runner(make_backend(fake, model="gpt-none")).translate(["Hi."], "en", "es")
     assert wrong.attempts == 1 and "HTTP 404 (model_not_found)" in wrong.error
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0123456789")
-    [denied] = runner(make_backend(fake)).translate(["Hi."], "en", "es")
-    assert denied.attempts == 1 and "HTTP 401 (invalid_api_key)" in denied.error
 
 
 def test_the_key_never_reaches_an_error(make_fake, make_backend, monkeypatch):

@@ -14,7 +14,8 @@ translation (refusal, empty, explanation, wrong language) becomes a ``None`` tra
 model the server reports, its ``system_fingerprint``, the prompt hash and its input/output tokens.
 
 The SDK's own retries are off (``max_retries=0``): one attempt the runner counts is one request on
-the wire. Errors become ``LLMRequestError``, which keeps status, message and Retry-After but neither
+the wire. A refused key (401) or a spent quota (429 ``insufficient_quota``) stops the system
+(``Stop``): no request of it could pass. Errors become ``LLMRequestError``, which keeps status, message and Retry-After but neither
 the request (whose headers hold the key) nor the SDK's exception; the key is scrubbed from its text.
 """
 
@@ -53,6 +54,7 @@ from biaseval.translate.base import (
     BatchOutput,
     Retry,
     SplitBatch,
+    Stop,
     TextDetails,
     TextTranslator,
     TokenEstimate,
@@ -136,16 +138,17 @@ class LLMRequestError(Exception):
     """A failed request, safe to record and to pickle: no request, no key, no SDK exception."""
 
     def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
-                 transient: bool = False):
+                 transient: bool = False, stop: str | None = None):
         super().__init__(message)
         self.status, self.retry_after, self.transient = status, retry_after, transient
+        self.stop = stop  # why no request of this system can pass (a refused key, a spent quota)
 
     def __reduce__(self):
-        return (_rebuild, (str(self), self.status, self.retry_after, self.transient))
+        return (_rebuild, (str(self), self.status, self.retry_after, self.transient, self.stop))
 
 
-def _rebuild(message, status, retry_after, transient):
-    return LLMRequestError(message, status=status, retry_after=retry_after, transient=transient)
+def _rebuild(message, status, retry_after, transient, stop=None):
+    return LLMRequestError(message, status=status, retry_after=retry_after, transient=transient, stop=stop)
 
 
 def base_url_of(options: OpenAIOptions) -> str | None:
@@ -318,8 +321,10 @@ class OpenAITranslator(TextTranslator):
                    for r, i, o in zip(readings, inputs, outputs)]
         return BatchOutput([r.translation for r in readings], model=response.model, details=details)
 
-    def classify(self, exc: BaseException) -> Retry | None:
+    def classify(self, exc: BaseException) -> Retry | Stop | None:
         if isinstance(exc, LLMRequestError):
+            if exc.stop:
+                return Stop(exc.stop)
             return Retry(after=exc.retry_after) if exc.transient else None
         if isinstance(exc, SplitBatch):
             return None  # the runner splits the batch (not counted as a failure)
@@ -355,8 +360,14 @@ class OpenAITranslator(TextTranslator):
             request_id = headers.get("x-request-id") if hasattr(headers, "get") else None
             if request_id:
                 text += f" [x-request-id {request_id}]"
+            stop = None
+            if code == "insufficient_quota":
+                stop = f"the account's quota or credit is spent ({text}); add credit or raise the limit, then rerun"
+            elif status == 401:
+                stop = f"the server refused the key ({text}); check the key's variable, then rerun"
             return LLMRequestError(self._scrub(text)[:1000], status=status, transient=transient,
-                                   retry_after=retry_after_seconds(headers) if transient else None)
+                                   retry_after=retry_after_seconds(headers) if transient else None,
+                                   stop=self._scrub(stop)[:1000] if stop else None)
         return LLMRequestError(self._scrub(f"{type(exc).__name__}: {_first_line(str(exc))}")[:1000])
 
 
