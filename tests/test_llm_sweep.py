@@ -92,6 +92,8 @@ def test_otsc_en_through_the_fake_openai_server(tmp_path, ray_with_key):
         labels = pl.read_parquet(tmp_path / "run" / "labels.parquet").sort("item_id")
         never_scored = labels.join(rejected.select("item_id"), on="item_id")
         assert never_scored.height == 24 and never_scored["label"].null_count() == 24
+        report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+        assert "| llm | otsc-en | 24 | not a translation (" in report  # listed with the untranslated items
 
         run(config, tmp_path / "run")  # a rerun: nothing is sent, the rejected replies included
         again = run(config, tmp_path / "again")  # another run on the same store
