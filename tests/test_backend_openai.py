@@ -454,3 +454,29 @@ def test_the_shipped_config_validates_and_plans_without_network_or_key(monkeypat
     [bound] = estimate(prepare(tight, path.parent))
     assert bound.bound_by == "tokens/min"
     assert bound.quota_s == pytest.approx((plan.tokens.input + plan.tokens.limit) / 10_000 * 60)
+
+
+def test_the_sdks_own_exceptions_are_classified(backend):
+    import httpx2
+    import openai
+
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+    def status(code, headers=None, body=None):
+        response = httpx2.Response(code, headers=headers or {}, request=request)
+        return openai.APIStatusError("error", response=response, body=body)
+
+    assert backend.classify(openai.RateLimitError("slow down", response=httpx2.Response(
+        429, headers={"retry-after-ms": "1500"}, request=request), body=None)) == Retry(after=1.5)
+    assert backend.classify(status(503)) == Retry() and backend.classify(status(400)) is None
+    assert backend.classify(openai.APITimeoutError(request)) == Retry()
+    assert backend.classify(openai.APIConnectionError(request=request)) == Retry()
+    assert "quota" in backend.classify(status(429, body={"code": "insufficient_quota", "message": "spent"})).reason
+
+
+def test_openai_keys_and_api_key_headers_are_redacted():
+    from biaseval.translate.credentials import redact
+
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    assert redact(f"Incorrect API key provided: {key}.") == "Incorrect API key provided: ***."
+    assert redact("headers {'api-key': 'abc123def456ghi'}") == "headers {'api-key': '***'}"

@@ -18,9 +18,10 @@ _MIN_LENGTH = 8
 # Shapes of secrets that may appear without coming from our environment: (pattern, replacement).
 _PATTERNS = [
     (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]+"), r"\1\2***"),  # tokens in auth headers
-    (re.compile(r"(?i)\b(ocp-apim-subscription-key|x-goog-api-key|authorization|x-amz-security-token)"
+    (re.compile(r"(?i)\b(ocp-apim-subscription-key|x-goog-api-key|api-key|authorization|x-amz-security-token)"
                 r"(['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"), r"\1\2***"),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "***"),  # AWS access key ids, long-term and temporary
+    (re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"), "***"),  # OpenAI API keys
     (re.compile(r"(?i)(signature=)[0-9a-f]{16,}"), r"\1***"),  # SigV4 signatures
     (re.compile(r"(?i)([?&](?:key|sig|signature|token)=)[^&\s]+"), r"\1***"),
 ]

@@ -328,6 +328,8 @@ class OpenAITranslator(TextTranslator):
             return Retry(after=exc.retry_after) if exc.transient else None
         if isinstance(exc, SplitBatch):
             return None  # the runner splits the batch (not counted as a failure)
+        if isinstance(exc, self._errors.OpenAIError):  # the SDK's own, should one reach here raw
+            return self.classify(self._sanitize(exc, 0.0))
         return super().classify(exc)
 
     def close(self) -> None:
