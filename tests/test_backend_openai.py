@@ -480,3 +480,18 @@ def test_openai_keys_and_api_key_headers_are_redacted():
     key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
     assert redact(f"Incorrect API key provided: {key}.") == "Incorrect API key provided: ***."
     assert redact("headers {'api-key': 'abc123def456ghi'}") == "headers {'api-key': '***'}"
+
+
+def test_the_runner_charges_each_request_its_tokens(backend, fake):
+    """Wired end to end: RequestRunner asks the limiter for each request's estimated tokens."""
+    from biaseval.translate.ratelimit import Limiter
+
+    texts = ["First sentence here.", "Second sentence here.", "Third sentence here.", "Fourth sentence here."]
+    cost = max(backend.tokens_for([t], "en", "es") for t in texts)
+    now = [0.0]
+    limiter = Limiter(tokens_per_min=2 * cost, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s),
+                      margin_s=0.0)
+    results = RequestRunner(backend, RetryPolicy(backoff_s=0, timeout_s=5), acquire=limiter.acquire).translate(
+        texts, "en", "es")
+    assert all(r.translation for r in results) and fake.count == 4
+    assert now[0] >= 60.0  # two requests' tokens fit in a minute: the third waited for the window
