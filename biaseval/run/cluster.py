@@ -17,6 +17,7 @@ from biaseval.errors import BiasevalError
 # every CPU starves the pipeline's read/write tasks.
 RESERVED_CPUS = 1
 
+
 def actors_for(cfg: SystemConfig, cluster: dict[str, float]) -> int:
     """How many actors host a system: its ``actors``, or for ``auto`` as many as the cluster's totals
     (``ray.cluster_resources()``) fit with the resources each actor asks for (GPUs, custom
@@ -32,6 +33,7 @@ def actors_for(cfg: SystemConfig, cluster: dict[str, float]) -> int:
             fits.append(int(total // amount))
     return max(1, min(fits)) if fits else 1
 
+
 def _job_env_vars() -> dict:
     """The env_vars of the runtime_env this process was submitted with (``ray job submit``), if any."""
     import json
@@ -41,6 +43,7 @@ def _job_env_vars() -> dict:
     except ValueError:
         return {}
     return (job.get("runtime_env") or {}).get("env_vars") or {}
+
 
 @contextmanager
 def ray_session(address: str | None = None) -> Iterator[None]:
@@ -68,13 +71,16 @@ def ray_session(address: str | None = None) -> Iterator[None]:
     finally:
         ray.shutdown()
 
+
 class PlacementError(BiasevalError):
     """A system asks for resources that no live node of the Ray cluster has."""
+
 
 def actor_bundle(cfg: SystemConfig) -> dict[str, float]:
     """What one actor of the system asks Ray for (CPUs, GPUs, custom resources); zeros left out."""
     bundle = {"CPU": cfg.num_cpus, "GPU": cfg.num_gpus, **cfg.resources}
     return {name: amount for name, amount in bundle.items() if amount}
+
 
 def unplaceable(bundle: dict[str, float], nodes: list[dict]) -> str | None:
     """None when some live node's total resources hold ``bundle`` (``ray.nodes()`` rows), else what
@@ -87,6 +93,7 @@ def unplaceable(bundle: dict[str, float], nodes: list[dict]) -> str | None:
     if short:
         return "resource " + ", ".join(short)
     return f"no single live node holds all of {bundle}"
+
 
 def check_placement(config: RunConfig, systems: list[str], *, stream=sys.stderr) -> None:
     """Before anything is submitted: every system's actor fits on some live node, or the sweep stops

@@ -53,6 +53,7 @@ class SweepResult:
     failed: int  # item rows without a translation (recorded with their error; retried next run)
     seconds: float
 
+
 def existing_run(out: Path | str, options: StoreOptions | None = None) -> dict | None:
     run = RunDir(out, options)
     if run.remote is not None:
@@ -67,8 +68,10 @@ def existing_run(out: Path | str, options: StoreOptions | None = None) -> dict |
         raise RunDirError(f"{run.root}: not empty and holds no run.json; choose a new --out directory")
     return previous
 
+
 def new_run_id(config: RunConfig) -> str:
     return f"{config.name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
+
 
 def write_items(path: Path, suites: dict[str, SuiteData]) -> None:
     """items.parquet, streamed suite by suite in batches, renamed into place when complete."""
@@ -83,6 +86,7 @@ def write_items(path: Path, suites: dict[str, SuiteData]) -> None:
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
+
 
 def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str, previous: dict | None,
              refresh: bool, options: StoreOptions | None = None) -> RunDir:
@@ -114,6 +118,7 @@ def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str
                     for name, cfg in config.systems.items()},
     })
     return run
+
 
 def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData] | None = None,
                    stream=sys.stderr) -> list[Shard]:
@@ -152,6 +157,7 @@ def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData
                 print(f"sweep: {where}: damaged ({damage}); writing it again", file=stream, flush=True)
                 todo.append(shard)
     return todo
+
 
 def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, address: str | None = None,
                      refresh: bool = False, die_after: int | None = None, stream=sys.stderr,

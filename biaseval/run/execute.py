@@ -47,6 +47,7 @@ class Progress:
                 file=self.stream, flush=True,
             )
 
+
 @dataclass(frozen=True)
 class Task:
     """One unit of actor work on a shard: ``items`` (recorded), ``send`` or ``write`` (live)."""
@@ -66,11 +67,13 @@ class Task:
     def name(self) -> str:
         return f"{self.shard.name} ({self.kind}{f' {self.part + 1}' if self.kind == 'send' else ''})"
 
+
 @dataclass
 class Outcome:
     rows: int = 0  # item rows written
     sent: int = 0  # texts sent
     failed: int = 0  # item rows written without a translation
+
 
 def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, cache: TranslationStore,
             refresh: bool = False, die_after: int | None = None, progress: Progress | None = None,
@@ -286,10 +289,12 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             [f"{len(others)} other task(s) failed, first: {others[0]}"] if others else [])) + f". The {kept}.")
     return outcome
 
+
 def _redact(text: str) -> str:
     from biaseval.translate.credentials import redact
 
     return redact(text)
+
 
 def _describe(exc: BaseException) -> str:
     from biaseval.translate.credentials import redact

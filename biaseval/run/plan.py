@@ -30,6 +30,7 @@ from biaseval.translate import TRANSLATORS, TextTranslator, Translator
 class BudgetExceeded(BiasevalError):
     """A sweep would send more characters than a system's ``max_chars``."""
 
+
 @dataclass(frozen=True)
 class Shard:
     system: str
@@ -47,6 +48,7 @@ class Shard:
     def size(self) -> int:
         return self.stop - self.start
 
+
 @dataclass
 class LivePlan:
     """What a live system must send in this run."""
@@ -60,6 +62,7 @@ class LivePlan:
     send: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> keys it sends
     send_rows: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # ... and their rows in the shard
     keys: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (suite, shard) -> its items' keys
+
 
 @dataclass
 class Prepared:
@@ -79,20 +82,25 @@ class Prepared:
             total += sum(ranges[t][1] - ranges[t][0] for t in self.config.targets_of(system, suite) if t in ranges)
         return total
 
+
 def backend_of(cfg: SystemConfig) -> type[Translator]:
     return TRANSLATORS.get(cfg.backend)
 
+
 def is_live(cfg: SystemConfig) -> bool:
     return issubclass(backend_of(cfg), TextTranslator)
+
 
 def build_translator(system: str, cfg: SystemConfig, config_dir: Path) -> Translator:
     backend = backend_of(cfg)
     return backend(system, backend.Options.model_validate(cfg.options), config_dir=config_dir)
 
+
 def identity_of(cfg: SystemConfig) -> dict:
     """The system's translation-store identity: backend, version, and where and how texts are translated."""
     backend = backend_of(cfg)
     return system_identity(cfg.backend, cfg.version, backend.identity_options(backend.Options.model_validate(cfg.options)))
+
 
 def prepare(config: RunConfig, config_dir: Path) -> Prepared:
     suites = {name: SUITES.get(name).open() for name in config.suites}
@@ -105,13 +113,16 @@ def prepare(config: RunConfig, config_dir: Path) -> Prepared:
                           {s: config.targets_of(system, s) for s in coverage[system]}, config_dir)
     return Prepared(config, config_dir, suites, coverage)
 
+
 def cache_for(config: RunConfig) -> TranslationStore:
     """The translation store: ``cache.path`` (a path or an object-store URI, reached with the
     ``output`` settings), else the local default under $BIASEVAL_CACHE_DIR."""
     return TranslationStore(config.cache.path, StoreOptions.of(config))
 
+
 def system_key(cfg: SystemConfig) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode()).hexdigest()
+
 
 def plan_shards(config: RunConfig, coverage: dict[str, list[str]], sizes: dict[str, int],
                 fingerprints: dict[str, str], ranges: dict[str, dict[str, tuple[int, int]]] | None = None) -> list[Shard]:
@@ -138,11 +149,13 @@ def plan_shards(config: RunConfig, coverage: dict[str, list[str]], sizes: dict[s
                     index += 1
     return shards
 
+
 def shards_of(prepared: Prepared) -> list[Shard]:
     sizes = {name: data.size for name, data in prepared.suites.items()}
     fingerprints = {name: data.fingerprint for name, data in prepared.suites.items()}
     ranges = {name: data.target_ranges() for name, data in prepared.suites.items()}
     return plan_shards(prepared.config, prepared.coverage, sizes, fingerprints, ranges)
+
 
 def plan_live(prepared: Prepared, cache: TranslationStore, *, refresh: bool = False,
               run_id: str | None = None) -> dict[str, LivePlan]:
@@ -195,6 +208,7 @@ def plan_live(prepared: Prepared, cache: TranslationStore, *, refresh: bool = Fa
     prepared.live = plans
     return plans
 
+
 def check_budgets(prepared: Prepared) -> None:
     for system, live in prepared.live.items():
         budget = prepared.config.systems[system].max_chars
@@ -204,6 +218,7 @@ def check_budgets(prepared: Prepared) -> None:
                 f"the translation store), over its max_chars budget of {budget:,}; nothing was sent. Raise "
                 f"max_chars, narrow the suites or systems, or check `biaseval plan`"
             )
+
 
 @dataclass
 class RunPlan:
@@ -227,6 +242,7 @@ class RunPlan:
         fingerprints = {name: s["fingerprint"] for name, s in info["suites"].items()}
         ranges = {name: s.get("target_ranges") or {} for name, s in info["suites"].items()}
         return cls(config, coverage, plan_shards(config, coverage, sizes, fingerprints, ranges))
+
 
 def shard_files(run: RunDir, shards: list[Shard]) -> list[str]:
     return [run.shard_path(s.system, s.suite, s.index) for s in shards]

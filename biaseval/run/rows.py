@@ -53,7 +53,6 @@ def unfinished(table: pa.Table) -> int:
     return frame.filter(pl.col("translation").is_null() & pl.col("rejected").is_null()).height
 
 
-
 def _timestamp(value: datetime) -> pl.Expr:
     return pl.lit(value).dt.replace_time_zone("UTC").cast(pl.Datetime("us", "UTC"))
 

@@ -14,6 +14,7 @@ from typing import Callable
 
 SEND_MARGIN_S = 0.05
 
+
 class Quota:
     """At most ``capacity`` units started in any window of ``window_s`` seconds.
 
@@ -56,6 +57,7 @@ class Quota:
         """Nothing starts before ``until``, and no burst right after it."""
         self.tat = max(self.tat, until + self.burst_s)
 
+
 class Schedule:
     """A system's request and character quotas and the server's pauses, on one clock.
 
@@ -95,6 +97,7 @@ class Schedule:
         for _, quota in self.quotas:
             quota.hold(self.paused_until)
 
+
 class Limiter:
     """A ``Schedule`` shared by the threads of one process: ``acquire`` blocks until a request may go."""
 
@@ -120,6 +123,7 @@ class Limiter:
         """The provider asked to wait (Retry-After): nothing starts before ``seconds`` from now."""
         with self._state:
             self.schedule.pause(self.clock(), seconds)
+
 
 class RateLimiter:
     """The Ray actor class (asyncio) that shares one system's ``Schedule`` between all its actors.

@@ -36,6 +36,7 @@ class TextResult:
         """A translation, or a reply that is not one (a refusal): either way nothing to send again."""
         return self.translation is not None or (self.details is not None and self.details.rejected is not None)
 
+
 @dataclass(frozen=True)
 class RetryPolicy:
     max_attempts: int = 6
@@ -46,6 +47,7 @@ class RetryPolicy:
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Full jitter: uniform in [0, min(cap, base * 2**(attempt-1))]."""
         return rng.uniform(0, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1)))
+
 
 class RequestRunner:
     """Translates texts with one backend under a policy and a rate limit; never drops a text."""
@@ -155,6 +157,7 @@ class RequestRunner:
                 if wait > 0:
                     self.sleep(wait)
 
+
 class _Halt(Exception):
     """A Stop verdict unwinding a batch's sends; ``done``: its texts' results so far (None: unfinished)."""
 
@@ -183,6 +186,7 @@ def _results(out: BatchOutput, attempts: int) -> list[TextResult]:
 def _message(exc: BaseException, advice, attempt: int) -> str:
     message = redact(f"{type(exc).__name__}: {exc}".strip())[:2000]
     return f"gave up after {attempt} attempts: {message}" if advice is not None else message
+
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
