@@ -73,26 +73,28 @@ def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimat
     return out
 
 
-def planned_requests(prepared: Prepared, plan: LivePlan, shards: list[Shard]) -> int:
-    """The requests a live system's sweep sends when none fails, counted the way it sends them: each
-    shard's texts to send go in tasks of at most ``sweep.texts_per_task`` (in the order of their keys),
-    and each task packs its texts per language pair (``TextTranslator.requests_for_task``)."""
-    if not shards:
-        return 0
-    cfg = prepared.config.systems[shards[0].system]
-    backend = backend_of(cfg)
-    options = backend.Options.model_validate(cfg.options)
+def send_tasks(prepared: Prepared, plan: LivePlan, shards: list[Shard]):
+    """The texts of each send task a live system's sweep runs, as the sweep cuts them: each shard's
+    texts to send in tasks of at most ``sweep.texts_per_task`` (in the order of their keys)."""
     per_task = prepared.config.sweep.texts_per_task
-    total = 0
     for shard in shards:
         keys = plan.send.get((shard.suite, shard.index))
         if keys is None:
             continue
         items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
         for start in range(0, len(keys), per_task):
-            texts = task_texts(items, plan.keys[(shard.suite, shard.index)], keys[start:start + per_task])
-            total += backend.requests_for_task(options, texts)
-    return total
+            yield task_texts(items, plan.keys[(shard.suite, shard.index)], keys[start:start + per_task])
+
+
+def planned_requests(prepared: Prepared, plan: LivePlan, shards: list[Shard]) -> int:
+    """The requests a live system's sweep sends when none fails, counted the way it sends them: per
+    send task (``send_tasks``), its texts packed per language pair (``TextTranslator.requests_for_task``)."""
+    if not shards:
+        return 0
+    cfg = prepared.config.systems[shards[0].system]
+    backend = backend_of(cfg)
+    options = backend.Options.model_validate(cfg.options)
+    return sum(backend.requests_for_task(options, texts) for texts in send_tasks(prepared, plan, shards))
 
 
 def planned_tokens(prepared: Prepared, plan: LivePlan, shards: list[Shard]) -> TokenEstimate | None:
@@ -106,15 +108,8 @@ def planned_tokens(prepared: Prepared, plan: LivePlan, shards: list[Shard]) -> T
     if backend.tokens_per_batch(options, ["x"], "en", "en") is None:
         return None
     total = TokenEstimate(0, 0, 0)
-    per_task = prepared.config.sweep.texts_per_task
-    for shard in shards:
-        keys = plan.send.get((shard.suite, shard.index))
-        if keys is None:
-            continue
-        items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
-        for start in range(0, len(keys), per_task):
-            texts = task_texts(items, plan.keys[(shard.suite, shard.index)], keys[start:start + per_task])
-            total = total + (backend.tokens_for_task(options, texts) or TokenEstimate(0, 0, 0))
+    for texts in send_tasks(prepared, plan, shards):
+        total = total + (backend.tokens_for_task(options, texts) or TokenEstimate(0, 0, 0))
     return total
 
 
