@@ -30,6 +30,7 @@ from biaseval.translate.backends.azure import (
     retry_after_seconds,
 )
 from fakes.azure_server import FakeAzureTranslator, expected
+from runners import recording_runner as runner
 
 KEY = "fake-azure-key-0123456789abcdef"
 REGION = "westeurope"
@@ -87,14 +88,6 @@ def make_backend(azure_env):
 @pytest.fixture
 def backend(make_backend, fake):
     return make_backend(fake)
-
-
-def runner(backend, sleeps=None, **policy):
-    policy.setdefault("backoff_s", 0.0)
-    policy.setdefault("timeout_s", 5.0)
-    sleeps = sleeps if sleeps is not None else []
-    # sleeps are recorded, not slept: the runner's clock moves only by them
-    return RequestRunner(backend, RetryPolicy(**policy), sleep=sleeps.append, clock=lambda: sum(sleeps), seed=0)
 
 
 # -- configuration ------------------------------------------------------------------------------------

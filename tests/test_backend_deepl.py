@@ -25,6 +25,7 @@ from biaseval.translate.backends.deepl import (
 )
 from biaseval.translate.runner import RequestRunner, RetryPolicy
 from fakes.deepl_server import FakeDeepL, Failure, expected
+from runners import recording_runner as runner
 
 KEY = "fake-deepl-key-0123456789abcdef:fx"
 
@@ -56,14 +57,6 @@ def make_backend():
     yield make
     for backend in built:
         backend.close()
-
-
-def runner(backend, sleeps=None, **policy):
-    policy.setdefault("backoff_s", 0.0)
-    policy.setdefault("timeout_s", 5.0)
-    sleeps = sleeps if sleeps is not None else []
-    # sleeps are recorded, not slept: the runner's clock moves only by them
-    return RequestRunner(backend, RetryPolicy(**policy), sleep=sleeps.append, clock=lambda: sum(sleeps), seed=0)
 
 
 # -- configuration ------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from fakes.openai_server import (
     wrapped,
     wrong_count,
 )
+from runners import recording_runner as runner
 
 KEY = "sk-fake-openai-key-0123456789"
 SOURCE = "I've known her for a long time, my friend works as a nurse."
@@ -83,13 +84,6 @@ def make_backend():
 @pytest.fixture
 def backend(make_backend, fake):
     return make_backend(fake)
-
-
-def runner(backend, sleeps=None, **policy):
-    policy.setdefault("backoff_s", 0.0)
-    policy.setdefault("timeout_s", 5.0)
-    sleeps = sleeps if sleeps is not None else []
-    return RequestRunner(backend, RetryPolicy(**policy), sleep=sleeps.append, clock=lambda: sum(sleeps), seed=0)
 
 
 # -- configuration ------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 from urllib.parse import parse_qs, urlsplit
 
-from .base import FakeHandler, FakeService, Record
+from .base import Failure, FakeHandler, FakeService, Record
 
 MAX_ITEMS = 1_000  # elements per translate request
 MAX_CHARS = 50_000  # characters per request, summed over elements and target languages
@@ -88,22 +88,6 @@ MESSAGES = {
     500000: "An unexpected error occurred.",
     503000: "Service is temporarily unavailable. Please retry.",
 }
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One scripted answer instead of a translation.
-
-    ``status`` (with the service's error body, ``code`` defaulting to status * 1000), optionally with
-    ``retry_after`` (seconds, sent as the Retry-After header); or, with ``delay_s``, a slow answer:
-    the request waits that long, then is served normally (or fails, when ``status`` is set too).
-    """
-
-    status: int | None = None
-    code: int | None = None
-    message: str | None = None
-    retry_after: float | None = None
-    delay_s: float = 0.0
 
 
 @dataclass

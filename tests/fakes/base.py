@@ -77,6 +77,21 @@ class RateLimit:
             return 0.0
 
 
+@dataclass(frozen=True)
+class Failure:
+    """One scripted answer instead of a normal one, for the HTTP fakes: ``status`` (with the service's
+    error body and ``code``; Retry-After from ``retry_after`` seconds); ``delay_s``: wait that long
+    first (then serve normally when no status is set); ``hang_s``: wait that long, then close the
+    connection unanswered (a request the client times out on). Each fake reads the fields it serves."""
+
+    status: int | None = None
+    code: int | str | None = None
+    message: str | None = None
+    retry_after: float | None = None
+    delay_s: float = 0.0
+    hang_s: float = 0.0
+
+
 @dataclass(kw_only=True)
 class Record:
     """One request a fake received; each fake adds what it read from the request and its answer."""

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 from urllib.parse import parse_qs, urlsplit
 
-from .base import FakeHandler, FakeService, Record
+from .base import Failure, FakeHandler, FakeService, Record
 
 MAX_TEXTS = 50
 MAX_BODY = 128 * 1024
@@ -52,20 +52,6 @@ FORMALITY_TARGETS = ("DE", "FR", "IT", "ES", "NL", "PL", "PT-BR", "PT-PT", "JA",
 MODEL_TYPES = {"quality_optimized": "quality_optimized", "prefer_quality_optimized": "quality_optimized",
                "latency_optimized": "latency_optimized"}
 FAULTS = ("429", "500", "timeout", "503")
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One scripted answer instead of a translation: ``status`` (with DeepL's error body and, for
-    429, ``retry_after`` seconds as Retry-After); ``delay_s``: wait that long first (then serve
-    normally when no status is set); ``hang_s``: wait that long, then close the connection
-    unanswered (a request the client times out on)."""
-
-    status: int | None = None
-    message: str | None = None
-    retry_after: float | None = None
-    delay_s: float = 0.0
-    hang_s: float = 0.0
 
 
 @dataclass

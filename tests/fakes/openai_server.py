@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
-from .base import FakeHandler, FakeService, Record
+from .base import Failure, FakeHandler, FakeService, Record
 
 _TARGET = re.compile(r"into [^()\n]+ \(([A-Za-z]{2,3}(?:[-_][A-Za-z0-9]+)*)\)")
 _PATH = re.compile(r"^(?:/v1|/openai/deployments/(?P<deployment>[^/]+))/chat/completions$")
@@ -102,19 +102,6 @@ class Reply:
     content: str | Callable[[list[str], str], str] | None = None
     finish_reason: str = "stop"
     refusal: str | None = None
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A scripted failure: ``status`` (with OpenAI's error body and ``code``, and Retry-After when
-    ``retry_after`` is set); or, with ``delay_s``, a slow answer: the request waits that long, then is
-    served normally (or fails, when ``status`` is set too)."""
-
-    status: int | None = None
-    code: str | None = None
-    message: str | None = None
-    retry_after: float | None = None
-    delay_s: float = 0.0
 
 
 @dataclass
@@ -181,13 +168,13 @@ class FakeOpenAI(FakeService):
     # -- scripting --------------------------------------------------------------------------------
 
     def throttle(self, retry_after: float | None = 1, *, times: int = 1) -> None:
-        self.script(Fault(status=429, code="rate_limit_exceeded", retry_after=retry_after), times=times)
+        self.script(Failure(status=429, code="rate_limit_exceeded", retry_after=retry_after), times=times)
 
     def fail(self, status: int, *, code: str | None = None, message: str | None = None, times: int = 1) -> None:
-        self.script(Fault(status=status, code=code, message=message), times=times)
+        self.script(Failure(status=status, code=code, message=message), times=times)
 
     def slow(self, delay_s: float, *, times: int = 1) -> None:
-        self.script(Fault(delay_s=delay_s), times=times)
+        self.script(Failure(delay_s=delay_s), times=times)
 
     def answer(self, content=None, *, finish_reason: str = "stop", refusal: str | None = None, times: int = 1) -> None:
         self.script(Reply(content, finish_reason, refusal), times=times)
@@ -208,7 +195,7 @@ class FakeOpenAI(FakeService):
             extra: dict[str, str] = {}
             try:
                 scripted = scripted if scripted is not None else self._injected(record)
-                if isinstance(scripted, Fault) and scripted.delay_s:
+                if isinstance(scripted, Failure) and scripted.delay_s:
                     self.pause(scripted.delay_s)
                 status, body = self._serve(handler, url, raw, record, scripted)
             except _HTTPError as err:
@@ -227,14 +214,14 @@ class FakeOpenAI(FakeService):
             return
         handler.reply(status, json.dumps(body, ensure_ascii=False).encode("utf-8"), extra)
 
-    def _injected(self, record: RecordedRequest) -> Fault | None:
+    def _injected(self, record: RecordedRequest) -> Failure | None:
         with self._lock:
             draw, kind = self._rng.random(), self._rng.randrange(4)
         if draw >= self.fault_rate:
             return None
         record.outcome = "injected"
-        return [Fault(status=429, code="rate_limit_exceeded", retry_after=1), Fault(status=500),
-                Fault(status=503), Fault(delay_s=self.fault_delay_s)][kind]
+        return [Failure(status=429, code="rate_limit_exceeded", retry_after=1), Failure(status=500),
+                Failure(status=503), Failure(delay_s=self.fault_delay_s)][kind]
 
     def _serve(self, handler, url, raw, record, scripted) -> tuple[int, Any]:
         match = _PATH.match(url.path)
@@ -273,7 +260,7 @@ class FakeOpenAI(FakeService):
         found = _TARGET.search(system)
         record.target = found.group(1) if found else self.target
         record.texts, record.batched = _texts(user)
-        if isinstance(scripted, Fault) and scripted.status is not None:
+        if isinstance(scripted, Failure) and scripted.status is not None:
             raise _HTTPError(scripted.status, scripted.message or _MESSAGES.get(scripted.status, "Error."),
                              scripted.code, "requests" if scripted.status == 429 else "server_error",
                              scripted.retry_after)
