@@ -10,7 +10,6 @@ import os
 import urllib.request
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
 import yaml

@@ -171,15 +171,13 @@ def plan_live(prepared: Prepared, cache: TranslationStore, *, refresh: bool = Fa
         identity = identity_of(cfg)
         since = datetime.now(timezone.utc) - timedelta(seconds=cfg.max_age_s) if cfg.max_age_s else None
         mine = [s for s in shards if s.system == system]
-        keys, lengths, owner = [], [], []
+        keys, lengths = [], []
         for k, shard in enumerate(mine):
             items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
             keys.append(key_hashes(items))
             lengths.append(items["source"].str.len_chars().to_numpy())
-            owner.append(np.full(items.height, k, dtype=np.int32))
         all_keys = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
         all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
-        all_owner = np.concatenate(owner) if owner else np.zeros(0, np.int32)
         # the first row holding each distinct key owns it
         order = np.argsort(all_keys, kind="stable")
         first = np.ones(len(order), dtype=bool)
