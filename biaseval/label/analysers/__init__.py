@@ -5,7 +5,7 @@ entity was aligned to and returns a ``Reading`` (label + reason). What an analys
 contract every language shares (empty span: no-alignment; an index outside the sentence: a
 ``SpanError``), is in ``base``. Per-language word data lives in
 ``biaseval/data/entity_gender/<lang>.yaml``; the rule layer is in the language's module (``romance``,
-``german``, ``slavic``, ``hebrew``), its word-data loading beside it (``romance_words``,
+``german``, ``slavic``, ``hebrew``, ``dutch``, ``arabic``), its word-data loading beside it (``romance_words``,
 ``german_words``), and Apertium's lt-proc stream in ``lt_proc``.
 """
 
@@ -29,5 +29,8 @@ for _lang, _where in {
     "uk": "biaseval.label.analysers.slavic:Ukrainian",
     "de": "biaseval.label.analysers.german:German",
     "he": "biaseval.label.analysers.hebrew:Hebrew",
+    "pt": "biaseval.label.analysers.romance:Portuguese",
+    "nl": "biaseval.label.analysers.dutch:Dutch",
+    "ar": "biaseval.label.analysers.arabic:Arabic",
 }.items():
     ANALYSERS.add(_lang, _where)

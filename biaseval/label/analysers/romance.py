@@ -1,10 +1,11 @@
-"""The gender a Spanish, French or Italian translation gives a WinoMT entity (``Spanish``, ``French``,
-``Italian``).
+"""The gender a Spanish, French, Italian or Portuguese translation gives a WinoMT entity (``Spanish``,
+``French``, ``Italian``, ``Portuguese``).
 
 Nouns are analysed by Apertium's morphological analysers, run with ``lt-proc`` once per corpus (all
 the distinct words near the aligned spans go through one process; ``lt_proc``):
 ``spa-eng.automorf.bin`` (Debian package apertium-eng-spa), ``fra-cat.automorf.bin``
-(apertium-fra-cat) and ``ita-spa.automorf.bin`` (apertium-spa-ita), found where ``lt_proc`` says. A
+(apertium-fra-cat), ``ita-spa.automorf.bin`` (apertium-spa-ita) and ``por-cat.automorf.bin``
+(apertium-por-cat), found where ``lt_proc`` says. A
 missing ``lt-proc`` or analyser raises ``MissingAnalyser`` naming the package to install; there is
 no fallback.
 
@@ -346,4 +347,11 @@ class Italian(RomanceAnalyser):
     automorf_name = "ita-spa.automorf.bin"
 
 
-__all__ = ["Spanish", "French", "Italian", "RomanceAnalyser"]
+class Portuguese(RomanceAnalyser):
+    lang = "pt"
+    language = "Portuguese"
+    package = "apertium-por-cat"
+    automorf_name = "por-cat.automorf.bin"
+
+
+__all__ = ["Spanish", "French", "Italian", "Portuguese", "RomanceAnalyser"]

@@ -1,0 +1,134 @@
+"""Dutch: the gender of an entity only where the word itself names a woman or a man.
+
+Dutch grammar does not mark a person's sex on most profession nouns. "de" and "het" tell common
+from neuter gender, not male from female; the old masculine/feminine split of common nouns
+(Apertium lists "arts" as masculine, "verpleegster" as feminine) is a property of the word, and
+"de arts", "de leraar", "de ontwikkelaar" are said of women as well as men. What does name a woman
+is a feminine derivation (-ster, -es, -e, -euse, -trice, -in: verpleegster, lerares, advocate,
+kokkin) or a compound on -vrouw; what names a man is a compound on -man or a word such as "heer".
+So this analyser reads only those, from word lists in ``biaseval/data/entity_gender/nl.yaml``,
+and says ``unknown`` for the rest instead of guessing that an unmarked noun is male. That makes
+Dutch accuracy low by construction (most male-gold entities come out unknown): the Dutch numbers
+measure how often a system chose a feminine or masculine form, not a full gender reading.
+
+Nouns are recognised with Apertium's Dutch analyser (``nld-afr.automorf.bin``, Debian package
+apertium-afr-nld), through ``lt_proc``, one process per corpus; only its noun/not-noun answer is
+used, never its gender tags.
+
+Rules, for one row (span non-empty, checked by ``base.GenderAnalyser.analyse``)
+--------------------------------------------------------------------------------
+
+1. A span token listed under ``indefinite`` (iemand) -> ``neutral`` (``indefinite``).
+2. *Head*: the first span token that is a noun (an Apertium noun analysis, or a word of the lists);
+   Dutch compounds are one word and a noun phrase's noun comes before its complements ("het hoofd
+   van de afdeling"). No head -> unknown ``not-in-lexicon``.
+3. The head (lower case) listed under ``generic`` (persoon, mens) -> ``neutral`` (``noun``).
+4. The head equal to, or a compound ending in, a word listed under ``female`` (lerares,
+   hoofdverpleegster, schoonmaakster, zakenvrouw) -> ``female`` (``noun``); the same with ``male``
+   (zakenman, heer) -> ``male`` (``noun``). A compound must keep at least two letters before the
+   listed word ("meester" does not end in a listed "ster").
+5. Otherwise unknown: ``epicene-no-article`` for a noun Apertium knows (arts, leraar: the form does
+   not tell), ``not-in-lexicon`` for a word it does not know.
+
+Not handled: pronouns referring back ("omdat ze ..."), which the aligned entity does not include;
+feminine forms missing from the list (they come out unknown, never male).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import ClassVar
+
+import yaml
+
+from biaseval.errors import ConfigError
+from biaseval.label.analysers.base import GenderAnalyser, MissingAnalyser, Reading
+from biaseval.label.analysers.lt_proc import APERTIUM_DIR_ENV, find_automorf, run_analyser
+
+_PACKAGE, _AUTOMORF = "apertium-afr-nld", "nld-afr.automorf.bin"
+_MIN_PREFIX = 2  # letters a compound keeps before a listed word
+
+
+@dataclass(frozen=True)
+class _Data:
+    indefinite: frozenset[str]
+    generic: frozenset[str]
+    female: tuple[str, ...]
+    male: tuple[str, ...]
+
+
+@cache
+def _data() -> _Data:
+    where = "biaseval/data/entity_gender/nl.yaml"
+    raw = yaml.safe_load(resources.files("biaseval").joinpath("data/entity_gender/nl.yaml").read_text(encoding="utf-8"))
+
+    def words(key: str) -> list[str]:
+        value = raw.get(key) if isinstance(raw, dict) else None
+        if not isinstance(value, list) or not all(isinstance(w, str) and w.isalpha() and w == w.lower()
+                                                  for w in value):
+            raise ConfigError(f"{where}: {key}: expected a list of lower-case words")
+        return value
+
+    female, male = words("female"), words("male")
+    both = set(female) & set(male)
+    if both:
+        raise ConfigError(f"{where}: listed as female and as male: {', '.join(sorted(both))}")
+    # longest first, so that a compound is read by the longest listed word it ends in
+    return _Data(frozenset(words("indefinite")), frozenset(words("generic")),
+                 tuple(sorted(female, key=len, reverse=True)), tuple(sorted(male, key=len, reverse=True)))
+
+
+def _ends_in(word: str, listed: tuple[str, ...]) -> str | None:
+    return next((w for w in listed if word == w or (word.endswith(w) and len(word) - len(w) >= _MIN_PREFIX)), None)
+
+
+class Dutch(GenderAnalyser):
+    """Dutch (feminine and masculine word forms only; see the module docstring)."""
+
+    lang: ClassVar[str] = "nl"
+    version: ClassVar[int] = 1
+
+    def __init__(self) -> None:
+        self.lt_proc = shutil.which("lt-proc")
+        automorf, places = find_automorf(_PACKAGE, _AUTOMORF, self.lt_proc)
+        if self.lt_proc is None or automorf is None:
+            where = ", ".join(str(p) for p in places)
+            missing = "lt-proc is not on PATH" if self.lt_proc is None else f"{_AUTOMORF} is in none of {where}"
+            raise MissingAnalyser(f"nl gender analyser: {missing}. Install it: apt-get install "
+                                  f"{'lttoolbox ' if self.lt_proc is None else ''}{_PACKAGE}; or set "
+                                  f"{APERTIUM_DIR_ENV} to a directory holding {_AUTOMORF}")
+        self.automorf = automorf
+        self.data = _data()
+
+    def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
+        needed = {tokens[i].lower() for tokens, span in zip(sentences, spans) for i in span
+                  if any(c.isalpha() for c in tokens[i])}
+        assert self.lt_proc is not None
+        morph = run_analyser(self.lt_proc, self.automorf, sorted(needed))
+        nouns = {w for w, analyses in morph.items() if any(a.pos == "n" for a in analyses)}
+        return [self._read(tokens, span, nouns) for tokens, span in zip(sentences, spans)]
+
+    def _read(self, tokens: list[str], span: list[int], nouns: set[str]) -> Reading:
+        data = self.data
+        words = [t.lower() for t in tokens]
+        for i in span:
+            if words[i] in data.indefinite:
+                return Reading("neutral", "indefinite", tokens[i])
+        listed = [i for i in span if words[i] in data.generic or _ends_in(words[i], data.female + data.male)]
+        head = next((i for i in span if words[i] in nouns or i in listed), None)
+        if head is None:
+            return Reading("unknown", "not-in-lexicon", " ".join(tokens[i] for i in span))
+        word = words[head]
+        if word in data.generic:
+            return Reading("neutral", "noun", tokens[head])
+        if _ends_in(word, data.female):
+            return Reading("female", "noun", tokens[head])
+        if _ends_in(word, data.male):
+            return Reading("male", "noun", tokens[head])
+        return Reading("unknown", "epicene-no-article" if word in nouns else "not-in-lexicon", tokens[head])
+
+
+__all__ = ["Dutch"]
