@@ -28,6 +28,7 @@ ANNOTATIONS = {  # language -> (file, systems whose outputs train the aligner wi
     "uk": "uk.google.gold - uk.in.csv",
     "de": "aws.de.in - de.in.csv",
     "he": "he.in.csv - he.in.csv",
+    "ar": "aws.ar.in - ar.in.csv",
 }
 # Agreement floors (share of clearly gendered annotations we read the same way), a few rows below
 # what this stack reaches (printed by the test; measured 2026-12: es 100%, uk 99%, ru 92%, it 86%,
@@ -36,7 +37,7 @@ ANNOTATIONS = {  # language -> (file, systems whose outputs train the aligner wi
 # sie ...": annotated female); WinoMT, and we, read the noun's grammatical gender (male). In 29 of
 # the 32 German disagreements the annotation equals the English gold gender, which the noun does not
 # carry — the floors there measure that, not a weaker analyser.
-FLOORS = {"es": 0.95, "uk": 0.95, "ru": 0.88, "it": 0.82, "he": 0.75, "fr": 0.72, "de": 0.58}
+FLOORS = {"ar": 0.0, "es": 0.95, "uk": 0.95, "ru": 0.88, "it": 0.82, "he": 0.75, "fr": 0.72, "de": 0.58}
 GENDER = {"M": "male", "F": "female", "N": "neutral"}
 
 

@@ -11,24 +11,25 @@ and says ``unknown`` for the rest instead of guessing that an unmarked noun is m
 Dutch accuracy low by construction (most male-gold entities come out unknown): the Dutch numbers
 measure how often a system chose a feminine or masculine form, not a full gender reading.
 
-Nouns are recognised with Apertium's Dutch analyser (``nld-afr.automorf.bin``, Debian package
-apertium-afr-nld), through ``lt_proc``, one process per corpus; only its noun/not-noun answer is
-used, never its gender tags.
+No morphological analyser is used: none offline covers the profession nouns (Apertium's Dutch
+analyser lacks kapper, kassier, ontwerper, ...), and one would add nothing but the noun/not-noun
+distinction, since its gender tags are not the referent's sex.
 
 Rules, for one row (span non-empty, checked by ``base.GenderAnalyser.analyse``)
 --------------------------------------------------------------------------------
 
 1. A span token listed under ``indefinite`` (iemand) -> ``neutral`` (``indefinite``).
-2. *Head*: the first span token that is a noun (an Apertium noun analysis, or a word of the lists);
-   Dutch compounds are one word and a noun phrase's noun comes before its complements ("het hoofd
-   van de afdeling"). No head -> unknown ``not-in-lexicon``.
+2. *Head*: the first span token with letters that is not listed under ``not_heads`` (articles,
+   determiners, pronouns, prepositions); Dutch compounds are one word and a noun phrase's noun comes
+   before its complements ("het hoofd van de afdeling"). No head -> unknown ``not-in-lexicon``.
 3. The head (lower case) listed under ``generic`` (persoon, mens) -> ``neutral`` (``noun``).
 4. The head equal to, or a compound ending in, a word listed under ``female`` (lerares,
    hoofdverpleegster, schoonmaakster, zakenvrouw) -> ``female`` (``noun``); the same with ``male``
    (zakenman, heer) -> ``male`` (``noun``). A compound must keep at least two letters before the
    listed word ("meester" does not end in a listed "ster").
-5. Otherwise unknown: ``epicene-no-article`` for a noun Apertium knows (arts, leraar: the form does
-   not tell), ``not-in-lexicon`` for a word it does not know.
+5. Otherwise unknown ``epicene-no-article``: the word has no form the lists mark (arts, leraar,
+   kapper: said of women and men alike). The evidence shows the word, so a report can tell a
+   misaligned one.
 
 Not handled: pronouns referring back ("omdat ze ..."), which the aligned entity does not include;
 feminine forms missing from the list (they come out unknown, never male).
@@ -36,7 +37,6 @@ feminine forms missing from the list (they come out unknown, never male).
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -45,10 +45,8 @@ from typing import ClassVar
 import yaml
 
 from biaseval.errors import ConfigError
-from biaseval.label.analysers.base import GenderAnalyser, MissingAnalyser, Reading
-from biaseval.label.analysers.lt_proc import APERTIUM_DIR_ENV, find_automorf, run_analyser
+from biaseval.label.analysers.base import GenderAnalyser, Reading
 
-_PACKAGE, _AUTOMORF = "apertium-afr-nld", "nld-afr.automorf.bin"
 _MIN_PREFIX = 2  # letters a compound keeps before a listed word
 
 
@@ -58,6 +56,7 @@ class _Data:
     generic: frozenset[str]
     female: tuple[str, ...]
     male: tuple[str, ...]
+    not_heads: frozenset[str]
 
 
 @cache
@@ -78,7 +77,8 @@ def _data() -> _Data:
         raise ConfigError(f"{where}: listed as female and as male: {', '.join(sorted(both))}")
     # longest first, so that a compound is read by the longest listed word it ends in
     return _Data(frozenset(words("indefinite")), frozenset(words("generic")),
-                 tuple(sorted(female, key=len, reverse=True)), tuple(sorted(male, key=len, reverse=True)))
+                 tuple(sorted(female, key=len, reverse=True)), tuple(sorted(male, key=len, reverse=True)),
+                 frozenset(words("not_heads")))
 
 
 def _ends_in(word: str, listed: tuple[str, ...]) -> str | None:
@@ -92,33 +92,18 @@ class Dutch(GenderAnalyser):
     version: ClassVar[int] = 1
 
     def __init__(self) -> None:
-        self.lt_proc = shutil.which("lt-proc")
-        automorf, places = find_automorf(_PACKAGE, _AUTOMORF, self.lt_proc)
-        if self.lt_proc is None or automorf is None:
-            where = ", ".join(str(p) for p in places)
-            missing = "lt-proc is not on PATH" if self.lt_proc is None else f"{_AUTOMORF} is in none of {where}"
-            raise MissingAnalyser(f"nl gender analyser: {missing}. Install it: apt-get install "
-                                  f"{'lttoolbox ' if self.lt_proc is None else ''}{_PACKAGE}; or set "
-                                  f"{APERTIUM_DIR_ENV} to a directory holding {_AUTOMORF}")
-        self.automorf = automorf
         self.data = _data()
 
     def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
-        needed = {tokens[i].lower() for tokens, span in zip(sentences, spans) for i in span
-                  if any(c.isalpha() for c in tokens[i])}
-        assert self.lt_proc is not None
-        morph = run_analyser(self.lt_proc, self.automorf, sorted(needed))
-        nouns = {w for w, analyses in morph.items() if any(a.pos == "n" for a in analyses)}
-        return [self._read(tokens, span, nouns) for tokens, span in zip(sentences, spans)]
+        return [self._read(tokens, span) for tokens, span in zip(sentences, spans)]
 
-    def _read(self, tokens: list[str], span: list[int], nouns: set[str]) -> Reading:
+    def _read(self, tokens: list[str], span: list[int]) -> Reading:
         data = self.data
         words = [t.lower() for t in tokens]
         for i in span:
             if words[i] in data.indefinite:
                 return Reading("neutral", "indefinite", tokens[i])
-        listed = [i for i in span if words[i] in data.generic or _ends_in(words[i], data.female + data.male)]
-        head = next((i for i in span if words[i] in nouns or i in listed), None)
+        head = next((i for i in span if words[i] not in data.not_heads and any(c.isalpha() for c in words[i])), None)
         if head is None:
             return Reading("unknown", "not-in-lexicon", " ".join(tokens[i] for i in span))
         word = words[head]
@@ -128,7 +113,7 @@ class Dutch(GenderAnalyser):
             return Reading("female", "noun", tokens[head])
         if _ends_in(word, data.male):
             return Reading("male", "noun", tokens[head])
-        return Reading("unknown", "epicene-no-article" if word in nouns else "not-in-lexicon", tokens[head])
+        return Reading("unknown", "epicene-no-article", tokens[head])
 
 
 __all__ = ["Dutch"]
