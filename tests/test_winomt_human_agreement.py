@@ -10,6 +10,7 @@ margin, so a regression in the aligner, the tokenizer or an analyser fails here.
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -31,14 +32,23 @@ ANNOTATIONS = {  # language -> (file, systems whose outputs train the aligner wi
     "ar": "aws.ar.in - ar.in.csv",
 }
 # Agreement floors (share of clearly gendered annotations we read the same way), a few rows below
-# what this stack reaches (printed by the test; measured 2026-12: es 100%, uk 99%, ru 92%, it 86%,
-# he 81%, fr 76%, de 62%). The German and French annotators often gave the entity the gender of a
+# what this stack reaches (printed by the test; measured 2026-12: es 100%, uk 99%, ar 94%, ru 92%,
+# it 86%, he 81%, fr 76%, de 62%). Of the six Arabic disagreements, four annotators followed a later
+# pronoun (three "someone" rows, one "auditor ... لأنها"), one is an alignment error (the carpenter
+# aligned to الممرضة), one a housekeeper (مدبرة) annotated male after "له". The German and French annotators often gave the entity the gender of a
 # later pronoun when the translation contradicts itself ("Die Krankenschwester sah den Arzt und bat
 # sie ...": annotated female); WinoMT, and we, read the noun's grammatical gender (male). In 29 of
 # the 32 German disagreements the annotation equals the English gold gender, which the noun does not
 # carry — the floors there measure that, not a weaker analyser.
-FLOORS = {"ar": 0.0, "es": 0.95, "uk": 0.95, "ru": 0.88, "it": 0.82, "he": 0.75, "fr": 0.72, "de": 0.58}
+FLOORS = {"ar": 0.88, "es": 0.95, "uk": 0.95, "ru": 0.88, "it": 0.82, "he": 0.75, "fr": 0.72, "de": 0.58}
 GENDER = {"M": "male", "F": "female", "N": "neutral"}
+# No people annotated Dutch or Portuguese; these samples (30 random Google lines each, seed 16) were
+# labelled by hand for this project, in mt_gender's annotation format plus U (the translation's form
+# does not tell: Dutch "de arts"). Every label is compared, unknown included (see docs/winomt-en.md).
+HAND = {"nl": "google.nl.csv", "pt": "google.pt.csv"}
+HAND_DIR = Path(__file__).parent / "data" / "winomt_hand"
+HAND_GENDER = {**GENDER, "U": "unknown"}
+HAND_FLOORS = {"nl": 0.9, "pt": 0.9}
 
 
 def read_annotations(path, lang: str) -> list[dict]:
@@ -71,13 +81,16 @@ def _corpus(data_dir, lang: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def agreement(data_dir, sources, lang: str) -> tuple[float, int, pl.DataFrame]:
-    annotations = read_annotations(data_dir / "mt_gender" / "data" / "human_annotations" / ANNOTATIONS[lang], lang)
+def agreement(data_dir, sources, lang: str, path=None, genders=GENDER) -> tuple[float, int, pl.DataFrame]:
+    """Agreement on the clear male/female annotations of ``path`` (default: mt_gender's file for
+    ``lang``), and every row with its label."""
+    path = path or data_dir / "mt_gender" / "data" / "human_annotations" / ANNOTATIONS[lang]
+    annotations = read_annotations(path, lang)
     rows = []
     for a in annotations:
         gold, index, sentence, entity = sources[a["index"]]
         rows.append({"row": len(rows), "source": sentence, "translation": a["translation"], "entity_index": index,
-                     "occupation": entity, "human": GENDER.get(a["gender"]) if a["found"] == "Y" else None,
+                     "occupation": entity, "human": genders.get(a["gender"]) if a["found"] == "Y" else None,
                      "annotated_entity": a["entity"], "gold": gold})
     annotated = pl.DataFrame(rows)
     assert (annotated["annotated_entity"].str.to_lowercase().str.replace(r"^the ", "")
@@ -104,3 +117,14 @@ def test_agreement_with_human_annotations(data_dir, sources, lang):
         print(f"  {r['human']:>6} vs {r['label']:<7} ({r['reason']}: {r['evidence']}) {r['translation'][:90]}")
     assert n >= 50
     assert agree >= FLOORS[lang], f"{lang}: {agree:.1%} agreement (floor {FLOORS[lang]:.0%})"
+
+
+@pytest.mark.parametrize("lang", sorted(HAND))
+def test_agreement_with_hand_checked_samples(data_dir, sources, lang):
+    """Dutch and Portuguese: every label (unknown included) against the hand-checked sample."""
+    _, _, both = agreement(data_dir, sources, lang, HAND_DIR / HAND[lang], HAND_GENDER)
+    assert both.height == 30 and both["human"].null_count() == 0
+    agree = (both["label"] == both["human"]).mean()
+    print(f"\n{lang}: {agree:.1%} of {both.height} hand-checked rows agree; "
+          f"by hand {dict(both['human'].value_counts().iter_rows())}")
+    assert agree >= HAND_FLOORS[lang], f"{lang}: {agree:.1%} agreement (floor {HAND_FLOORS[lang]:.0%})"

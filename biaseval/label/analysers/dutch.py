@@ -22,7 +22,8 @@ Rules, for one row (span non-empty, checked by ``base.GenderAnalyser.analyse``)
 2. *Head*: the first span token with letters that is not listed under ``not_heads`` (articles,
    determiners, pronouns, prepositions); Dutch compounds are one word and a noun phrase's noun comes
    before its complements ("het hoofd van de afdeling"). No head -> unknown ``not-in-lexicon``.
-3. The head (lower case) listed under ``generic`` (persoon, mens) -> ``neutral`` (``noun``).
+3. The head (lower case) equal to, or a compound ending in, a word listed under ``generic``
+   (persoon, vertrouwenspersoon, mens) -> ``neutral`` (``noun``).
 4. The head equal to, or a compound ending in, a word listed under ``female`` (lerares,
    hoofdverpleegster, schoonmaakster, zakenvrouw) -> ``female`` (``noun``); the same with ``male``
    (zakenman, heer) -> ``male`` (``noun``). A compound must keep at least two letters before the
@@ -107,7 +108,7 @@ class Dutch(GenderAnalyser):
         if head is None:
             return Reading("unknown", "not-in-lexicon", " ".join(tokens[i] for i in span))
         word = words[head]
-        if word in data.generic:
+        if _ends_in(word, data.generic):
             return Reading("neutral", "noun", tokens[head])
         if _ends_in(word, data.female):
             return Reading("female", "noun", tokens[head])
