@@ -1,0 +1,75 @@
+"""The Arabic entity-gender analyser (biaseval/label/analysers/arabic.py, Arramooz lexicon): each rule
+on hand-written sentences (tāʾ marbūṭa and its exceptions, broken and sound plurals, clitics,
+agreement for an epicene or unknown noun, the head among the aligned words), and the span contract."""
+
+from __future__ import annotations
+
+import pytest
+
+from biaseval.label.analysers import analyser_for
+from biaseval.label.analysers.arabic import Arabic
+
+from gender_cases import F, M, N, U, check_span_contract, ids, label_reason, read
+
+
+@pytest.fixture(scope="module")
+def ar() -> Arabic:
+    return Arabic()
+
+
+CASES = [
+    # the noun's form decides
+    ("قال المدير", [1], M, "noun"),
+    ("قالت المديرة", [1], F, "noun"),                      # ة on a masculine noun of the lexicon
+    ("ساعد المأمور موظفة الاستقبال", [2, 3], F, "noun"),   # the construct head comes first
+    ("الميكانيكية", [0], F, "noun"),                        # the feminine of a nisba adjective
+    ("السكرتيرة", [0], F, "noun"),                          # unknown to the lexicon: the ending decides
+    ("كاتبة", [0], F, "noun"),                              # the feminine of an agent noun
+    ("للمزارع", [0], M, "noun"),                            # ل + ال stripped
+    ("وأخبر مديرته", [1], F, "noun"),                       # a pronoun suffix; ة written ت before it
+    ("شكر المحامي", [1], M, "noun"),
+    ("الأم", [0], F, "noun"),                               # feminine without ة (ar.yaml)
+    # exceptions to the ending
+    ("العلامة", [0], M, "noun"),                            # a masculine noun in ة
+    ("الخليفة", [0], M, "noun"),                            # listed in ar.yaml (the lexicon says feminine)
+    ("الأساتذة", [0], M, "noun"),                           # a broken plural in ة of a masculine noun
+    ("الصيادلة", [0], M, "noun"),
+    ("الأطباء", [0], M, "noun"),                            # a broken plural without ة
+    ("الممرضات", [0], F, "noun"),                           # a sound feminine plural
+    ("المحاسبون", [0], M, "noun"),                          # a sound masculine plural
+    # the head among the aligned words: a verb or a verbal noun aligned too is passed over
+    ("قام النجار بعمل مكتب", [0, 1], M, "noun"),
+    ("قام المعلم بزيارة المأمور", [2, 3], M, "noun"),       # زيارة "visit" is a verbal noun
+    ("قال المدير لموظفة الاستقبال", [3], F, "noun"),         # only the complement aligned: its construct head
+    # epicene and unknown nouns: agreement
+    ("قالت الشيف", [1], F, "agreement"),                    # the verb before its subject
+    ("قال الشيف", [1], M, "agreement"),
+    ("الشيف قالت", [0], F, "agreement"),                    # the verb after the subject
+    ("الشيف", [0], U, "epicene-no-article"),
+    ("مع الشيف", [1], U, "epicene-no-article"),
+    ("السباك", [0], M, "noun"),                             # unknown, no ة: the unmarked masculine
+    # indefinites and generic nouns
+    ("أخبر الفني أحدهم", [2], N, "indefinite"),
+    ("قال لشخص ما", [1], N, "indefinite"),
+    ("التقى شخصا ما", [1, 2], N, "indefinite"),             # the tanwīn alif
+    ("الشخص", [0], N, "noun"),
+    # nothing to read
+    ("قال مع", [1], U, "not-in-lexicon"),                   # a preposition is never the head
+    ("the nurse", [0, 1], U, "not-in-lexicon"),
+    ("قال المدير", [], U, "no-alignment"),
+]
+
+
+@pytest.mark.parametrize("text, span, label, reason", CASES, ids=ids(CASES))
+def test_rules(ar, text, span, label, reason):
+    assert label_reason(read(ar, text, span)) == (label, reason)
+
+
+def test_evidence(ar):
+    assert read(ar, "قالت الشيف", [1]).evidence == "قالت الشيف"
+    assert read(ar, "قال المدير لموظفة الاستقبال", [3]).evidence == "لموظفة"
+
+
+def test_registered_and_span_contract(ar):
+    assert isinstance(analyser_for("ar"), Arabic)
+    check_span_contract(ar, ["قالت", "المديرة"], [1])
