@@ -335,9 +335,10 @@ def resolve_suites(config: RunConfig, config_dir: Path, doc: YamlDoc | None = No
         suite = resolve_suite(name, config_dir, lexicon, where)
         if suite.name in config.targets:
             wanted = config.targets[suite.name]
-            unknown = [t for t in wanted if t not in suite.targets]
+            available = suite.targets + tuple(t for t in suite.optional_targets if t not in suite.targets)
+            unknown = [t for t in wanted if t not in available]
             if unknown or not wanted:
-                message = (f"{suite.name} has target languages {', '.join(suite.targets)}; not {', '.join(unknown)}"
+                message = (f"{suite.name} has target languages {', '.join(available)}; not {', '.join(unknown)}"
                            if unknown else "no target language left")
                 raise doc.fail(("targets", suite.name), message) if doc else ConfigError(message)
             if tuple(wanted) != suite.targets:

@@ -1,4 +1,4 @@
-"""WinoMT from English end to end: the recorded systems of mt_gender for seven target languages, and a
+"""WinoMT from English end to end: the recorded systems of mt_gender for ten target languages, and a
 live offline system (Apertium eng-spa), swept on Ray, labelled by entity alignment + morphology,
 scored per language, and reported."""
 
@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from biaseval.pipeline import sweep
-from biaseval.suites.winomt_en import TARGETS
+from biaseval.suites.winomt_en import ALL_TARGETS
 from conftest import REPO
 
-LANGS = sorted(TARGETS)
+LANGS = sorted(ALL_TARGETS)  # conf/winomt-en.yaml scores every language with recorded outputs
 
 
 def _config(name: str, tmp_path_factory, **changes) -> str:
@@ -46,7 +46,7 @@ def _value(metrics, system, subset, metric):
 
 def test_one_label_per_item_system_and_language(recorded):
     labels = pl.read_parquet(recorded.run.labels)
-    expected = {"google": 7, "bing": 7, "systran": 7, "aws": 6, "sota": 2}
+    expected = {"google": 10, "bing": 9, "systran": 8, "aws": 7, "sota": 2}
     counts = dict(labels.group_by("system").len().iter_rows())
     assert counts == {s: n * 3888 for s, n in expected.items()}
     assert labels.select("system", "item_id").is_duplicated().sum() == 0
@@ -63,8 +63,9 @@ def test_one_label_per_item_system_and_language(recorded):
 
 def test_metrics_per_system_and_language(recorded):
     m = recorded.metrics
-    for system, langs in {"google": LANGS, "bing": LANGS, "systran": LANGS,
-                          "aws": [l for l in LANGS if l != "uk"], "sota": ["de", "fr"]}.items():
+    for system, langs in {"google": LANGS, "bing": [l for l in LANGS if l != "pt"],
+                          "systran": [l for l in LANGS if l not in ("nl", "pt")],
+                          "aws": [l for l in LANGS if l not in ("nl", "pt", "uk")], "sota": ["de", "fr"]}.items():
         for lang in langs:
             acc = _value(m, system, lang, "acc")
             assert acc["n"] == 3886  # 3,888 less the two unjoinable sources
@@ -94,6 +95,9 @@ def test_the_2019_systems_are_biased_as_published(recorded):
             if system == "aws" and lang == "uk":
                 continue
             assert _value(m, system, lang, "delta_g")["ci_low"] > 0, (system, lang)
+    # Arabic (Table 2 of the paper: ΔG of 35-50 points for every system); measured here 39-57
+    for system in ("google", "bing", "aws", "systran"):
+        assert _value(m, system, "ar", "delta_g")["ci_low"] > 0.2, system
     # Google's Spanish: the paper's Table 2 has Acc in the low 50s and ΔG, ΔS around 20 points (that
     # table is not mirrored in ../shared/reference, so these bounds are deliberately loose).
     google_es = {k: _value(m, "google", "es", k)["value"] for k in ("acc", "delta_g", "delta_s")}

@@ -89,6 +89,7 @@ class Suite(ABC):
     dataset: str | None = None
     scorer_params: tuple[tuple[str, object], ...] = ()  # keyword arguments for the scorer
     doc: str = ""
+    optional_targets: tuple[str, ...] = ()  # languages a run's ``targets:`` may add (not scored by default)
 
     def subset(self, name: str) -> Subset:
         for sub in self.subsets:

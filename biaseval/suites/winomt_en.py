@@ -113,5 +113,6 @@ WINOMT_EN = SUITES.register("winomt-en")(
         loader=_load,
         scorer_params=(("basis", "acc"), ("by_target", True)),  # mt_gender's ΔS: Acc(pro) - Acc(anti), per language
         doc=__doc__,
+        optional_targets=OPTIONAL_TARGETS,
     )
 )
