@@ -4,9 +4,11 @@ agreement for an epicene or unknown noun, the head among the aligned words), and
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
-from biaseval.label.analysers import analyser_for
+from biaseval.label.analysers import MissingAnalyser, analyser_for
 from biaseval.label.analysers.arabic import Arabic
 
 from gender_cases import F, M, N, U, check_span_contract, ids, label_reason, read
@@ -41,7 +43,16 @@ CASES = [
     ("قام النجار بعمل مكتب", [0, 1], M, "noun"),
     ("قام المعلم بزيارة المأمور", [2, 3], M, "noun"),       # زيارة "visit" is a verbal noun
     ("قال المدير لموظفة الاستقبال", [3], F, "noun"),         # only the complement aligned: its construct head
+    # a verb or a verbal noun in the entity's place names no person
+    ("تحدث الطبخ إلى الخياط", [1], U, "not-in-lexicon"),    # "the cook" rendered as "the cooking"
+    ("فتح الباب للنظافة", [2], U, "not-in-lexicon"),        # "the cleaner" as "cleanliness"
+    ("وفحص الفاحص", [0], U, "not-in-lexicon"),              # only the verb aligned
+    ("ساعد المصاحبة", [1], F, "noun"),                      # a verbal noun, also the feminine of مصاحب
+    ("أخبر الفني", [1], M, "noun"),                         # the lexicon knows فني only as a verb (ar.yaml)
+    ("الnutritionist", [0], U, "not-in-lexicon"),            # a Latin word is not read
     # epicene and unknown nouns: agreement
+    ("أخبرت العمدة", [1], F, "agreement"),                  # عمدة: masculine in ة, used for women too
+    ("العمدة", [0], U, "epicene-no-article"),
     ("قالت الشيف", [1], F, "agreement"),                    # the verb before its subject
     ("قال الشيف", [1], M, "agreement"),
     ("الشيف قالت", [0], F, "agreement"),                    # the verb after the subject
@@ -52,6 +63,7 @@ CASES = [
     ("أخبر الفني أحدهم", [2], N, "indefinite"),
     ("قال لشخص ما", [1], N, "indefinite"),
     ("التقى شخصا ما", [1, 2], N, "indefinite"),             # the tanwīn alif
+    ("قال لشخص ما", [2], N, "indefinite"),                  # only ما aligned
     ("الشخص", [0], N, "noun"),
     # nothing to read
     ("قال مع", [1], U, "not-in-lexicon"),                   # a preposition is never the head
@@ -73,3 +85,9 @@ def test_evidence(ar):
 def test_registered_and_span_contract(ar):
     assert isinstance(analyser_for("ar"), Arabic)
     check_span_contract(ar, ["قالت", "المديرة"], [1])
+
+
+def test_missing_lexicon_names_the_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "arramooz", None)  # what Python reports for a package not installed
+    with pytest.raises(MissingAnalyser, match=r"Arramooz lexicon: pip install arramooz-pysqlite"):
+        Arabic()

@@ -28,43 +28,50 @@ Rules, for one row (span non-empty, checked by ``base.GenderAnalyser.analyse``)
 --------------------------------------------------------------------------------
 
 1. Indefinite: a span token whose stem is listed under ``indefinite`` (أحدهم, أحد), or شخص followed
-   by ما -> ``neutral`` (``indefinite``).
+   by ما (either word aligned) -> ``neutral`` (``indefinite``).
 2. Head: among the span tokens not listed under ``not_heads`` (prepositions, pronouns, ...) with
-   Arabic letters, the first that can name a person (a listed word, a lexicon noun that is not only
-   a verbal noun, a broken plural, the feminine in ة of a masculine noun), else the first the
-   lexicon does not know, else the first (a verbal noun such as مساعدة "help" or a verb counts
-   last, even when it could be the feminine of a masculine noun). Aligners often link the verb before the subject too
-   ("قام النجار": قام is passed over). Arabic noun phrases start with their head: "موظفة الاستقبال"
+   Arabic letters, the first of the highest rank: a word that can name a person (a listed word, a
+   lexicon noun that is not only a verbal noun, a broken plural, the feminine in ة of a masculine
+   noun the lexicon lacks: مديرة); then a verbal noun in ة that is also the feminine of an agent
+   noun (مصاحبة "accompanying" or "attendant (f)"); then a word the lexicon does not know; then the
+   rest (verbs, verbal nouns). Aligners often link the verb before the subject too ("قام النجار":
+   قام is passed over). Arabic noun phrases start with their head: "موظفة الاستقبال"
    (receptionist), "مدبرة المنزل" (housekeeper), "الطبيب النفسي" (psychologist); when the chosen
-   token cannot name a person itself and is a definite noun and the word right before it, outside the span, is an indefinite noun
-   that can name a person (a construct head), that word is the head ("لموظفة الاستقبال" aligned to
-   الاستقبال alone). No candidate -> unknown ``not-in-lexicon``.
-3. The head's stem listed under ``generic`` (شخص, إنسان) -> ``neutral`` (``noun``); under
+   token cannot name a person itself and is a definite noun, and the word right before it, outside
+   the span, is an indefinite noun that can (a construct head), that word is the head ("لموظفة
+   الاستقبال" aligned to الاستقبال alone). No candidate -> unknown ``not-in-lexicon``.
+3. A head that is a verb or a verbal noun only (الطبخ "cooking" for "the cook", النظافة
+   "cleanliness" for "the cleaner") -> unknown ``not-in-lexicon``: the translation has no person
+   there to read.
+4. The head's stem listed under ``generic`` (شخص, إنسان) -> ``neutral`` (``noun``); under
    ``female`` / ``male`` (the lexicon's gaps and errors) -> that gender (``noun``).
-4. A broken plural (the stem is a listed broken plural of a masculine noun, or a lexicon entry
+5. *Agreement*, for a stem listed under ``epicene`` (one form for both sexes: شيف, عمدة) or a word
+   without ة the lexicon does not know (a loanword): the first of these that exists decides
+   (``agreement``): the past-tense verb right before the head when the head is its subject (no
+   preposition on it and no ``not_heads`` word before it: "قالت الشيف"), an adjective right after
+   the head with the same definiteness (ة on an adjective the lexicon knows: "الشيف الجديدة"), or a
+   past-tense verb right after it ("الشيف قالت"). A verb is feminine when it is a lexicon verb plus
+   ت (قالت), masculine when it is a lexicon verb as is. No agreement for a listed epicene noun ->
+   unknown ``epicene-no-article``.
+6. A broken plural (the stem is a listed broken plural of a masculine noun, or a lexicon entry
    marked as one) -> ``male`` (``noun``): a masculine plural, read as male as in the other
    languages.
-5. A stem ending in ة: ``male`` when every lexicon entry of it is a masculine singular (علامة);
+7. A stem ending in ة: ``male`` when every lexicon entry of it is a masculine singular (علامة);
    ``female`` otherwise (``noun``): the feminine of a known masculine noun or adjective (مديرة,
    ممرضة, ميكانيكية), a feminine noun of the lexicon, or a word the lexicon does not know (a
    feminine loan form: سكرتيرة).
-6. Sound plurals: ات after a known masculine singular (الممرضات) -> ``female``; ون/ين after one
+8. Sound plurals: ات after a known masculine singular (الممرضات) -> ``female``; ون/ين after one
    (المحاسبون) -> ``male`` (``noun``).
-7. A stem listed under ``epicene`` (nouns with one form for both sexes), or a word without ة the
-   lexicon does not know (a loanword: شيف): *agreement* decides. The first of these that exists
-   decides (``agreement``): the past-tense verb right before the head when the head is its subject
-   (no preposition on it and no ``not_heads`` word before it: "قالت الشيف"), an adjective right
-   after the head with the same definiteness (ة feminine: "الشيف الجديدة"), or a past-tense verb
-   right after it ("الشيف قالت"). A verb is feminine when it is a lexicon verb plus ت (قالت),
-   masculine when it is a lexicon verb as is. Without agreement: ``epicene-no-article`` for a listed
-   epicene noun; ``male`` (``noun``) for an unknown word, whose missing ة is Arabic's unmarked,
-   masculine form (السباك: the lexicon lacks سباك).
-8. Any other stem the lexicon knows as masculine (مدير, طبيب, مزارع) -> ``male`` (``noun``): the
-   masculine form is what names a man when a feminine form exists. A stem the lexicon knows only
-   as something else (a verb) -> unknown ``not-in-lexicon``.
+9. A word without ة the lexicon does not know, made of three or more Arabic letters -> ``male``
+   (``noun``): Arabic's unmarked, masculine form (السباك: the lexicon lacks سباك); with other
+   characters (a Latin word left untranslated) -> unknown ``not-in-lexicon``.
+10. Any other stem the lexicon knows as masculine (مدير, طبيب, مزارع) -> ``male`` (``noun``): the
+    masculine form is what names a man when a feminine form exists.
 
-Not handled: present-tense verb agreement (تقول / يقول), pronouns referring back (لأنها), a head
-that is not the first span token, and whether a noun names a person at all.
+Not handled: present-tense verb agreement (تقول / يقول), pronouns referring back (لأنها), and a span
+that covers two noun phrases ("فحصت الممرضة النجار", both aligned to "carpenter"): the first is
+read. A conjugated verb the lexicon does not know (يصاحب) can be taken for an unknown masculine
+noun (rule 9).
 """
 
 from __future__ import annotations
@@ -92,6 +99,9 @@ _PREPOSITIONS = ("ب", "ل", "ك")
 _SUFFIXES = ("هما", "هم", "هن", "ها", "كم", "ه", "ك", "ي")
 _MASCULINE, _FEMININE, _SINGULAR, _BROKEN = "مذكر", "مؤنث", "مفرد", "جمع تكسير"
 _LABEL = {"m": "male", "f": "female"}
+_AGENT_KINDS = ("فاعل", "مفعول", "مبالغة", "صفة", "منسوب")  # Arramooz word types of agent-like nouns
+# how likely a token is to be the entity's head noun (rule 2)
+_PERSON, _DERIVED, _UNKNOWN, _OTHER = 3, 2, 1, 0
 
 
 def normalize(token: str) -> str:
@@ -104,6 +114,7 @@ class _Entry:
     gender: str  # m, f, or "" (not given)
     broken_plural: bool
     masdar: bool  # a verbal noun (زيارة "visit"): never names a person
+    agent: bool  # an agent or patient noun, or an adjective (مصاحب, مدير, مسؤول, ميكانيكي)
 
 
 @dataclass(frozen=True)
@@ -127,6 +138,9 @@ class Lexicon:
     def masculine_singular(self, word: str) -> bool:
         return any(e.gender == "m" and not e.broken_plural for e in self.noun(word))
 
+    def masculine_agent(self, word: str) -> bool:
+        return any(e.gender == "m" and not e.broken_plural and e.agent for e in self.noun(word))
+
 
 def arramooz_path() -> Path:
     spec = find_spec("arramooz")
@@ -149,7 +163,9 @@ def lexicon(path: Path | None = None) -> Lexicon:
                 "select unvocalized, gender, number, broken_plural, wordtype from nouns"):
             word = normalize(word or "")
             g = "m" if gender == _MASCULINE else "f" if gender == _FEMININE else ""
-            nouns.setdefault(word, []).append(_Entry(g, number == _BROKEN, "مصدر" in (kind or "")))
+            kind = kind or ""
+            nouns.setdefault(word, []).append(_Entry(g, number == _BROKEN, "مصدر" in kind,
+                                                     any(k in kind for k in _AGENT_KINDS)))
             if g == "m" and number == _SINGULAR and plurals:
                 broken.update(p for p in (normalize(p).strip() for p in plurals.split(";"))
                               if _ARABIC.fullmatch(p))
@@ -247,16 +263,27 @@ class Arabic(GenderAnalyser):
             stem = self.stem(words[i])[0]
             if stem in data.indefinite or (stem == "شخص" and i + 1 < len(words) and words[i + 1] == "ما"):
                 return Reading("neutral", "indefinite", tokens[i])
+            if words[i] == "ما" and i > 0 and self.stem(words[i - 1])[0] == "شخص":  # only ما aligned
+                return Reading("neutral", "indefinite", f"{tokens[i - 1]} {tokens[i]}")
         head = self._head(words, span)
         if head is None:
             return Reading("unknown", "not-in-lexicon", " ".join(tokens[i] for i in span))
         stem, preposition = self.stem(words[head])
         word = tokens[head]
+        if self._rank(words[head]) == _OTHER:  # a verb or a verbal noun (الطبخ "cooking"): no person
+            return Reading("unknown", "not-in-lexicon", word)
         if stem in data.generic:
             return Reading("neutral", "noun", word)
         for gender, listed in (("f", data.female), ("m", data.male)):
             if stem in listed:
                 return Reading(_LABEL[gender], "noun", word)
+        if stem in data.epicene or not lex.knows(stem) and not stem.endswith("ة"):
+            agreeing = self._agreement(words, head, preposition)
+            if agreeing is not None:
+                gender, k = agreeing
+                return Reading(_LABEL[gender], "agreement", " ".join(tokens[j] for j in sorted((head, k))))
+            if stem in data.epicene:
+                return Reading("unknown", "epicene-no-article", word)
         entries = lex.noun(stem)
         if lex.is_broken_plural(stem) or (entries and all(e.broken_plural for e in entries)):
             return Reading("male", "noun", word)
@@ -267,32 +294,33 @@ class Arabic(GenderAnalyser):
             return Reading("female", "noun", word)
         if len(stem) > 4 and stem.endswith(("ون", "ين")) and lex.masculine_singular(stem[:-2]):
             return Reading("male", "noun", word)
-        if stem in data.epicene or not lex.knows(stem):
-            agreeing = self._agreement(words, head, preposition)
-            if agreeing is not None:
-                gender, k = agreeing
-                return Reading(_LABEL[gender], "agreement", " ".join(tokens[j] for j in sorted((head, k))))
-            if stem in data.epicene:
-                return Reading("unknown", "epicene-no-article", word)
-            return Reading("male", "noun", word)  # no ة: Arabic's unmarked, masculine form
+        if not lex.knows(stem):
+            if len(stem) >= 3 and _ARABIC.fullmatch(stem):
+                return Reading("male", "noun", word)  # no ة: Arabic's unmarked, masculine form
+            return Reading("unknown", "not-in-lexicon", word)
         if any(e.gender == "m" for e in entries):
             return Reading("male", "noun", word)
         return Reading("unknown", "not-in-lexicon", word)
 
-    def _person_like(self, word: str) -> int:
-        """2: the stem can name a person (a listed word, a noun that is not only a verbal noun, a
-        broken plural, the feminine in ة of a masculine noun); 1: the lexicon does not know it at
-        all; 0: it is a verb or a verbal noun only."""
+    def _rank(self, word: str) -> int:
+        """How likely the token is to name a person (rule 2): _PERSON (a listed word, a noun that is
+        not only a verbal noun, a broken plural, the feminine in ة of a masculine noun the lexicon
+        lacks: مديرة), _DERIVED (a verbal noun in ة that is also the feminine of an agent noun:
+        مصاحبة "accompanying" / "attendant (f)"), _UNKNOWN (the lexicon does not know it), _OTHER (a
+        verb or a verbal noun)."""
         stem, _ = self.stem(word)
         lex, data = self.lexicon, self.data
         if stem in (data.indefinite | data.generic | data.female | data.male | data.epicene):
-            return 2
+            return _PERSON
         entries = lex.noun(stem)
         if any(not e.masdar for e in entries) or lex.is_broken_plural(stem):
-            return 2
-        if not entries and stem.endswith("ة") and lex.masculine_singular(stem[:-1]):
-            return 2
-        return 0 if lex.knows(stem) else 1
+            return _PERSON
+        if stem.endswith("ة") and lex.masculine_singular(stem[:-1]):
+            if not entries:
+                return _PERSON
+            if lex.masculine_agent(stem[:-1]):
+                return _DERIVED
+        return _OTHER if lex.knows(stem) else _UNKNOWN
 
     def _head(self, words: list[str], span: list[int]) -> int | None:
         """Rule 2: the span's first person-like token (else its first unknown word, else its first
@@ -301,13 +329,13 @@ class Arabic(GenderAnalyser):
         candidates = [i for i in span if words[i] not in self.data.not_heads and _ARABIC.search(words[i])]
         if not candidates:
             return None
-        scores = {i: self._person_like(words[i]) for i in candidates}
+        scores = {i: self._rank(words[i]) for i in candidates}
         head = max(candidates, key=lambda i: (scores[i], -i))
         before = head - 1
-        if (scores[head] < 2 and before >= 0 and before not in span and self.stem(words[head])[0] != words[head]
+        if (scores[head] < _DERIVED and before >= 0 and before not in span and self.stem(words[head])[0] != words[head]
                 and "ال" in words[head][:4] and words[before] not in self.data.not_heads
                 and "ال" not in words[before][:4] and self._verb_gender(words[before]) is None
-                and self._person_like(words[before]) == 2):
+                and self._rank(words[before]) == _PERSON):
             return before
         return head
 
