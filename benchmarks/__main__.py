@@ -285,7 +285,7 @@ WINOMT = REPO / "conf" / "winomt-en.yaml"
 
 def bench_winomt() -> None:
     """WinoMT scoring: the recorded outputs of conf/winomt-en.yaml (4 commercial systems and a research
-    one, 7 target languages) labelled by entity alignment + morphology, then scored with intervals."""
+    one, 10 target languages) labelled by entity alignment + morphology, then scored with intervals."""
     from biaseval.config import load_config
     from biaseval.metrics.scoring import label_corpus
     from biaseval.metrics.winomt import winomt

@@ -54,7 +54,7 @@ _MIN_PREFIX = 2  # letters a compound keeps before a listed word
 @dataclass(frozen=True)
 class _Data:
     indefinite: frozenset[str]
-    generic: frozenset[str]
+    generic: tuple[str, ...]
     female: tuple[str, ...]
     male: tuple[str, ...]
     not_heads: frozenset[str]
@@ -77,7 +77,7 @@ def _data() -> _Data:
     if both:
         raise ConfigError(f"{where}: listed as female and as male: {', '.join(sorted(both))}")
     # longest first, so that a compound is read by the longest listed word it ends in
-    return _Data(frozenset(words("indefinite")), frozenset(words("generic")),
+    return _Data(frozenset(words("indefinite")), tuple(words("generic")),
                  tuple(sorted(female, key=len, reverse=True)), tuple(sorted(male, key=len, reverse=True)),
                  frozenset(words("not_heads")))
 
