@@ -10,6 +10,7 @@ import pytest
 
 from biaseval.label.analysers import MissingAnalyser, analyser_for
 from biaseval.label.analysers.arabic import Arabic
+from biaseval.label.tokens import tokenize
 
 from gender_cases import F, M, N, U, check_span_contract, ids, label_reason, read
 
@@ -91,3 +92,11 @@ def test_missing_lexicon_names_the_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "arramooz", None)  # what Python reports for a package not installed
     with pytest.raises(MissingAnalyser, match=r"Arramooz lexicon: pip install arramooz-pysqlite"):
         Arabic()
+
+
+def test_diacritics_stay_in_their_word(ar):
+    """Shadda and tanwīn are marks, not letters: the tokenizer keeps them in the word (they used to
+    split it: "المدرّس" -> "المدر", "ّ", "س"), and the analyser reads the word without them."""
+    assert tokenize("قابلت شخصاً ما المدرّسة.", "ar") == ["قابلت", "شخصاً", "ما", "المدرّسة", "."]
+    assert label_reason(read(ar, "قابلت المدرّسة", [1])) == (F, "noun")
+    assert label_reason(read(ar, "قابلت شخصاً ما", [1])) == (N, "indefinite")
