@@ -57,6 +57,8 @@ CASES = [
     ("قالت الشيف", [1], F, "agreement"),                    # the verb before its subject
     ("قال الشيف", [1], M, "agreement"),
     ("الشيف قالت", [0], F, "agreement"),                    # the verb after the subject
+    ("الشيف الجديدة", [0], F, "agreement"),                 # an attributive adjective
+    ("الشيف الجديد", [0], U, "epicene-no-article"),         # unmarked: could be a following noun
     ("الشيف", [0], U, "epicene-no-article"),
     ("مع الشيف", [1], U, "epicene-no-article"),
     ("السباك", [0], M, "noun"),                             # unknown, no ة: the unmarked masculine

@@ -48,8 +48,9 @@ Rules, for one row (span non-empty, checked by ``base.GenderAnalyser.analyse``)
 5. *Agreement*, for a stem listed under ``epicene`` (one form for both sexes: شيف, عمدة) or a word
    without ة the lexicon does not know (a loanword): the first of these that exists decides
    (``agreement``): the past-tense verb right before the head when the head is its subject (no
-   preposition on it and no ``not_heads`` word before it: "قالت الشيف"), an adjective right after
-   the head with the same definiteness (ة on an adjective the lexicon knows: "الشيف الجديدة"), or a
+   preposition on it and no ``not_heads`` word before it: "قالت الشيف"), a feminine adjective right
+   after the head with the same definiteness (ة on an adjective the lexicon knows: "الشيف الجديدة";
+   a masculine adjective has no mark that tells it from a following noun, so it is not read), or a
    past-tense verb right after it ("الشيف قالت"). A verb is feminine when it is a lexicon verb plus
    ت (قالت), masculine when it is a lexicon verb as is. No agreement for a listed epicene noun ->
    unknown ``epicene-no-article``.
@@ -230,6 +231,8 @@ class Arabic(GenderAnalyser):
     def __init__(self) -> None:
         self.lexicon = lexicon(arramooz_path())
         self.data = _data()
+        data = self.data
+        self._listed = data.indefinite | data.generic | data.female | data.male | data.epicene
 
     def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
         return [self._read([normalize(t) for t in tokens], tokens, span) for tokens, span in zip(sentences, spans)]
@@ -237,8 +240,7 @@ class Arabic(GenderAnalyser):
     def stem(self, word: str) -> tuple[str, bool]:
         """(stem, whether it carried a preposition): see "Clitics" in the module docstring."""
         forms = _without_prefixes(word)
-        data, lex = self.data, self.lexicon
-        listed = data.indefinite | data.generic | data.female | data.male | data.epicene
+        lex, listed = self.lexicon, self._listed
 
         def known(candidate: str | None) -> bool:
             return bool(candidate) and (candidate in listed or lex.knows(candidate) or (
@@ -309,8 +311,8 @@ class Arabic(GenderAnalyser):
         مصاحبة "accompanying" / "attendant (f)"), _UNKNOWN (the lexicon does not know it), _OTHER (a
         verb or a verbal noun)."""
         stem, _ = self.stem(word)
-        lex, data = self.lexicon, self.data
-        if stem in (data.indefinite | data.generic | data.female | data.male | data.epicene):
+        lex = self.lexicon
+        if stem in self._listed:
             return _PERSON
         entries = lex.noun(stem)
         if any(not e.masdar for e in entries) or lex.is_broken_plural(stem):
@@ -349,7 +351,7 @@ class Arabic(GenderAnalyser):
         return None
 
     def _agreement(self, words: list[str], head: int, preposition: bool) -> tuple[str, int] | None:
-        """(gender, index) of the word that agrees with the head (rule 7)."""
+        """(gender, index) of the word that agrees with the head (rule 5)."""
         before = head - 1
         if not preposition and before >= 0 and words[before] not in self.data.not_heads:
             if gender := self._verb_gender(words[before]):
