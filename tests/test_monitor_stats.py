@@ -145,3 +145,49 @@ def test_stratified_indices_by_largest_remainder():
     # quotas 2.5, 1.5, 1.0 -> 2, 1, 1 and one more to the largest remainder (a, first of the ties)
     picked = strata[chosen.tolist()]["s"].to_list()
     assert len(chosen) == 5 and picked.count("a") == 3 and picked.count("b") == 1 and picked.count("c") == 1
+
+
+def _changes(rows: list[tuple]) -> pl.DataFrame:
+    from biaseval.monitor.compare import CHANGE_SCHEMA
+
+    return pl.DataFrame([{"suite": "s", "subset": subset, "metric": metric, "value": 0.5 + change,
+                          "baseline_value": 0.5, "change": change, "change_low": change - 0.01,
+                          "change_high": change + 0.01, "test": test, "p": p, "p_adjusted": None,
+                          "significant": False} for subset, metric, change, test, p in rows], schema=CHANGE_SCHEMA)
+
+
+def test_the_run_is_one_family_and_a_label_shift_counts_once():
+    """p_m and p_f of the same items share one test (one p, counted once); the family spans the
+    systems; BH and Holm adjust it as computed here by hand."""
+    from biaseval.config import MonitorConfig
+    from biaseval.monitor.compare import judge
+    from biaseval.monitor.verdict import SystemDrift
+
+    def systems():
+        a = SystemDrift("a", "ok", changes=_changes([
+            ("all", "p_m", -0.05, "labels", 0.004), ("all", "p_f", 0.05, "labels", 0.004),
+            ("all", "acc", 0.04, "outcome", 0.03), ("all", "delta_g", 0.03, "interval:delta_g", 0.02),
+            ("all", "f1_male", 0.2, "interval:f1_male", 1e-9)]),  # not watched: outside the family
+            suites=[{"suite": "s", "mcnemar_p": 0.03, "flipped_share": 0.05}])
+        b = SystemDrift("b", "ok", changes=_changes([("all", "acc", 0.04, "outcome", 0.04)]),
+                        suites=[{"suite": "s", "mcnemar_p": 0.04, "flipped_share": 0.05}])
+        return [a, b]
+
+    watch = ("acc", "p_m", "p_f", "delta_g")
+    bh = systems()
+    assert judge(bh, MonitorConfig(store="x", watch=watch, threshold=0.02)) == 4  # labels, a's outcome, ΔG, b's outcome
+    # sorted p: 0.004, 0.02, 0.03, 0.04 -> BH 0.016, 0.04, 0.04, 0.04
+    got = {(r["metric"]): r["p_adjusted"] for r in bh[0].changes.iter_rows(named=True)}
+    assert got["p_m"] == got["p_f"] == pytest.approx(0.016)
+    assert got["acc"] == got["delta_g"] == pytest.approx(0.04) and got["f1_male"] is None
+    assert bh[0].status == bh[1].status == "drift" and bh[1].suites[0]["mcnemar_p_adjusted"] == pytest.approx(0.04)
+    holm = systems()
+    judge(holm, MonitorConfig(store="x", watch=watch, threshold=0.02, correction="holm"))
+    # Holm: 0.004·4, 0.02·3, 0.03·2, 0.04·1 -> 0.016, 0.06, 0.06, 0.06
+    got = {(r["metric"]): r["p_adjusted"] for r in holm[0].changes.iter_rows(named=True)}
+    assert got["p_f"] == pytest.approx(0.016) and got["acc"] == pytest.approx(0.06)
+    assert set(holm[0].changes.filter(pl.col("significant"))["metric"]) == {"p_m", "p_f"}
+    assert holm[1].status == "ok"  # 0.04 alone would pass; in the family it does not
+    small = systems()
+    judge(small, MonitorConfig(store="x", watch=watch, threshold=0.06))  # significant, but smaller than it matters
+    assert small[0].status == "ok" and not small[0].changes["significant"].any()
