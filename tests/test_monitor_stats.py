@@ -124,9 +124,13 @@ def test_stratified_sample_is_proportional_fixed_and_paired():
     assert isinstance(sample, SampledData) and sample.size == 200 and sample.full_size == 800
     items = sample.slice(0, sample.size)
     counts = {(a, b, c): n for a, b, c, n in items.group_by("tgt_lang", "subset", "occupation").len().iter_rows()}
-    # 16 strata of 75 (pro) or 25 (anti) items; a quarter of each is 18.75 or 6.25: floors 18 and 6 make
-    # 192, and the 8 left go to the largest remainders (0.75: the pro strata)
-    assert len(counts) == 16 and all(n == (19 if subset == "pro" else 6) for (_, subset, _), n in counts.items())
+    # nested: 100 per target; in each 75 pro and 25 anti (300 : 100); then per occupation a quarter:
+    # 18.75 -> 19, 19, 19, 18 and 6.25 -> 7, 6, 6, 6 (the extra one to the earliest group)
+    per_set = items.group_by("tgt_lang", "subset").len()
+    assert sorted(per_set["len"].to_list()) == [25, 25, 75, 75]
+    for tgt in ("es", "it"):
+        assert sorted(n for (t_, s, _), n in counts.items() if t_ == tgt and s == "pro") == [18, 19, 19, 19]
+        assert sorted(n for (t_, s, _), n in counts.items() if t_ == tgt and s == "anti") == [6, 6, 6, 7]
     position = {item: k for k, item in enumerate(data.table["item_id"])}
     assert sorted(position[i] for i in items["item_id"]) == [position[i] for i in items["item_id"]]  # suite order
     again = sample_suite(_Table(), 200, seed=3)

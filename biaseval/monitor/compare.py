@@ -10,7 +10,7 @@ import polars as pl
 
 from biaseval.config import MonitorConfig
 from biaseval.metrics.paired import mcnemar_p, outcome
-from biaseval.monitor.stats import LABEL_METRICS, OUTCOME_METRICS, adjust, gender, stuart_maxwell_p, wald_p
+from biaseval.monitor.stats import LABEL_METRICS, OUTCOME_METRICS, adjust, stuart_maxwell_p, wald_p
 from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.rundir import RunDir, system_folder
 from biaseval.suites.sample import detectable_change
@@ -84,8 +84,7 @@ def item_drift(current: RunDir, system: str, baseline: RunDir, base_system: str,
         c = scored.filter(~pl.col("ok") & pl.col("ok_base")).height  # worse now
         tests[(suite, subset, "outcome")] = mcnemar_p(b, c)
         labelled = part.drop_nulls(["label", "label_base"])
-        tests[(suite, subset, "labels")] = stuart_maxwell_p([gender(x) for x in labelled["label_base"].to_list()],
-                                                            [gender(x) for x in labelled["label"].to_list()])
+        tests[(suite, subset, "labels")] = stuart_maxwell_p(labelled["label_base"].to_list(), labelled["label"].to_list())
         if subset == "all":
             better, worse = b, c
     flips = both.filter(pl.col("label") != pl.col("label_base"))

@@ -1,7 +1,7 @@
 """The tests of a monitoring run and their correction for multiplicity (pure functions).
 
 One run makes many tests: per system × suite × subset, one on the items' binary outcome (McNemar,
-for Acc) and one on their label distribution (Stuart–Maxwell, for p_m, p_f, p_n and N together: a
+for Acc) and one on their label distribution (Stuart–Maxwell, for p_m, p_f, p_n and N together, on the labels as the detector gave them: a
 move from male to female changes p_m and p_f at once, and is one change, not two); every other
 watched metric (ΔG, ΔS, P, TGBI, ...) is tested by the Wald p of its change's interval. The run's
 family is every distinct test behind a watched metric, corrected together: Benjamini–Hochberg
@@ -19,7 +19,6 @@ from biaseval.metrics.paired import mcnemar_p
 
 LABEL_METRICS = frozenset({"p_m", "p_f", "p_n", "neutral"})  # functions of the label distribution
 OUTCOME_METRICS = frozenset({"acc"})  # the share of items whose outcome is right
-GENDERS = {"male": "male", "female": "female"}  # any other label counts as neutral (no gender committed)
 
 
 def adjust(p: list[float], method: str) -> list[float]:
@@ -63,10 +62,6 @@ def chi2_sf(x: float, df: int) -> float:
         total += term
         term *= half / (i + 0.5)
     return min(1.0, total)
-
-
-def gender(label: str | None) -> str | None:
-    return None if label is None else GENDERS.get(label, "neutral")
 
 
 def stuart_maxwell_p(before: list[str], after: list[str]) -> float:

@@ -63,22 +63,39 @@ def detectable_change(n: int, alpha: float, power: float, churn: float) -> float
     return high
 
 
+def allocate(sizes: list[int], total: int) -> list[int]:
+    """``total`` spread over groups in proportion to their sizes: floors, then one more to each of the
+    largest remainders (ties to the earlier group)."""
+    whole = sum(sizes)
+    quota = [s * total / whole for s in sizes]
+    take = [math.floor(q) for q in quota]
+    order = sorted(range(len(sizes)), key=lambda k: (-(quota[k] - take[k]), k))
+    for k in order[:total - sum(take)]:
+        take[k] += 1
+    return take
+
+
 def stratified_indices(strata: pl.DataFrame, size: int, seed: int) -> np.ndarray:
-    """Sorted row indices of a proportional stratified sample of ``size`` rows of ``strata`` (its
-    columns name each row's stratum)."""
+    """Sorted row indices of a proportional stratified sample of ``size`` rows of ``strata``. Its
+    columns are nested levels (e.g. target, subset, occupation): the sample is spread over the first
+    level's groups, then within each over the next level's, so every level keeps its proportions to
+    within one item; rows are drawn at random (seeded) within the innermost groups."""
     if size >= strata.height:
         return np.arange(strata.height)
-    groups = strata.with_row_index("_i").group_by(strata.columns, maintain_order=True).agg(pl.col("_i"))
-    members = [np.asarray(g, dtype=np.int64) for g in groups["_i"].to_list()]
-    quota = np.array([len(m) for m in members], dtype=float) * size / strata.height
-    take = np.floor(quota).astype(int)
-    rest = size - int(take.sum())
-    order = sorted(range(len(members)), key=lambda k: (-(quota[k] - take[k]), k))
-    for k in order[:rest]:
-        take[k] += 1
     rng = np.random.default_rng(seed)
-    chosen = [rng.choice(m, size=t, replace=False) for m, t in zip(members, take) if t]
-    return np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
+    chosen = []
+
+    def spread(rows: pl.DataFrame, n: int, level: int) -> None:
+        if level == len(strata.columns):
+            chosen.append(rng.choice(rows["_i"].to_numpy(), size=n, replace=False))
+            return
+        groups = rows.partition_by(strata.columns[level], maintain_order=True)
+        for group, k in zip(groups, allocate([g.height for g in groups], n)):
+            if k:
+                spread(group, k, level + 1)
+
+    spread(strata.with_row_index("_i"), size, 0)
+    return np.sort(np.concatenate(chosen))
 
 
 class SampledData(SuiteData):
