@@ -13,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import REPO
+from test_html_report import chromium  # noqa: F401  (the browser, as the report tests find it)
 
 from biaseval.cli import main
 from biaseval.config import load_config
@@ -323,3 +324,43 @@ def test_plan_shows_the_sample_its_size_from_the_change_to_detect_and_its_cost(t
     assert rows["whole"][0] == 704 and rows["sample"][0] == n
     assert rows["sample"][2] == pytest.approx(rows["sample"][1] * 1000 / 1e6, abs=0.01)  # the sample's cost
     assert 0.3 < rows["sample"][1] / rows["whole"][1] < 0.6  # about 325/704 of the characters
+
+
+def test_drift_section_reads_at_a_glance_in_chromium(watched, chromium, tmp_path):
+    """The second monitoring run's report.html in headless Chromium: the verdict comes first (before
+    any suite), then the significant changes with adjusted p, the flipped items with both texts, and
+    the trend whose caption and legend name the baseline; the screenshot shows the alarm box near
+    the top of the page."""
+    import shutil
+
+    import numpy as np
+    from PIL import Image
+
+    from test_html_report import ARTIFACTS, _chromium, _Dom
+
+    _, _, _, second = watched
+    page = second.run.root / "report.html"
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copyfile(page, ARTIFACTS / "monitor-report.html")
+    shot = ARTIFACTS / "monitor-drift-screenshot.png"
+    shot.unlink(missing_ok=True)
+    dumped = _chromium(["--dump-dom", page.resolve().as_uri()], tmp_path)
+    taken = _chromium([f"--screenshot={shot}", "--window-size=1280,3000", page.resolve().as_uri()], tmp_path)
+    assert dumped.returncode == 0 and taken.returncode == 0, taken.stderr.decode(errors="replace")[-2000:]
+    dom = _Dom(dumped.stdout.decode("utf-8"))
+    text = " ".join(" ".join(dom.text).split())
+    assert {"verdict", "drift-changes", "drift-suites", "flips"} <= set(dom.tables), dom.tables
+    assert text.index("ALARM: bias moved") < text.rindex("Accuracy and bias (WinoMT)")  # before the suites
+    assert "google-now drift" in text and "aws ok" in text and "adjusted p" in text
+    assert "google-now winomt-hi 704 60 (8.5%) 0 / 60" in text and "built-in method" not in text
+    flips = pl.read_parquet(second.run.root / "drift" / "flips.parquet").sort("system", "suite", "item_id")
+    first = flips.row(0, named=True)
+    for shown in (first["item_id"], first["translation_base"], first["translation"]):
+        assert " ".join(shown.split()) in text, shown
+    assert f"The first 20 of {CHANGED} flipped items" in text
+    assert "dashed: baseline" in text and "band: latest run's CI" in text
+    with Image.open(shot) as image:
+        assert image.size == (1280, 3000)
+        top = np.asarray(image.convert("RGB"))[:1500].reshape(-1, 3).astype(int)
+    alarm = (np.abs(top - np.array([0xFC, 0xE8, 0xE6])).sum(axis=1) <= 6).sum()
+    assert alarm > 5000  # the verdict's red box, within the first 1500 pixels of the page

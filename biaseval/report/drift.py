@@ -50,7 +50,7 @@ def suite_rows(summary: dict) -> list[dict]:
     for s in summary["systems"]:
         for i in s.get("suites") or []:
             detectable = i.get("detectable_change")
-            rows.append({"system": s["system"], "suite": i["suite"], "items": f"{i['items']:,}",
+            rows.append({"system": s["system"], "suite": i["suite"], "n_items": f"{i['items']:,}",
                          "flipped": f"{i['flipped']:,} ({100 * i['flipped_share']:.1f}%)",
                          "better_worse": f"{i['better']} / {i['worse']}", "p": p_text(i["mcnemar_p"]),
                          "p_adjusted": p_text(i.get("mcnemar_p_adjusted")),

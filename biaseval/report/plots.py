@@ -62,10 +62,9 @@ def embedding_scatter(features: pl.DataFrame, folder: Path) -> list[Path]:
 # --- Figures for report.html: metric frames in (the long shape of metrics.parquet), PNG bytes out. ---
 
 # Colour-blind-safe first (Okabe & Ito), then Paul Tol's bright and muted sets: distinct colours for
-# the slots that systems' names hash to (no grey: grey draws baselines and bands).
-SYSTEM_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#999933",
-                  "#882255", "#44AA99", "#332288", "#AA4499", "#4477AA", "#EE6677", "#228833", "#CCBB44",
-                  "#66CCEE", "#AA3377", "#117733", "#DDCC77"]
+# the slots that systems' names hash to (no grey, which draws baselines and bands, and none too pale to see on white).
+SYSTEM_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#999933", "#882255",
+                  "#44AA99", "#332288", "#AA4499", "#4477AA", "#EE6677", "#228833", "#AA3377", "#117733"]
 WHISKER = "#222222"
 SIGNIFICANT = "#C00000"
 PERCENT = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female", "macro_f1",
