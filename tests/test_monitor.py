@@ -214,7 +214,18 @@ def test_scheduling_recipes_are_consistent(data_dir):
     assert kinds == ["ServiceAccount", "Role", "RoleBinding", "CronJob"]
     workflow = yaml.safe_load((REPO / "deploy" / "github" / "monitor.yml").read_text(encoding="utf-8"))
     assert workflow[True]["schedule"][0]["cron"] == "0 6 * * 1"  # YAML 1.1 reads the key `on` as True
-    assert any("make monitor" in step.get("run", "") for step in workflow["jobs"]["monitor"]["steps"])
+    steps = workflow["jobs"]["monitor"]["steps"]
+    assert any("make monitor" in step.get("run", "") for step in steps)
+    # the store lives in object storage, restored before the run and saved after it, whatever its exit;
+    # never in actions/cache (evicted after 7 days unused: a weekly schedule's gap)
+    assert not any("actions/cache" in step.get("uses", "") for step in steps)
+    runs = [step.get("run", "") for step in steps]
+    monitor_at = next(k for k, r in enumerate(runs) if "make monitor" in r)
+    restore = next(k for k, r in enumerate(runs) if 'aws s3 sync --only-show-errors "$STORE_URI" runs/monitor' in r)
+    save = next(k for k, r in enumerate(runs) if r.endswith('runs/monitor "$STORE_URI"'))
+    assert restore < monitor_at < save and steps[save]["if"].startswith("always()")
+    store = load_config(REPO / "conf" / "monitor.yaml").monitor.store
+    assert (REPO / "conf" / store).resolve() == (REPO / "runs" / "monitor").resolve()  # the folder synced
     assert "make monitor" in (REPO / "deploy" / "cron" / "biaseval-monitor.cron").read_text(encoding="utf-8")
     assert "\nmonitor: $(STAMP)" in (REPO / "Makefile").read_text(encoding="utf-8")
 
