@@ -137,10 +137,25 @@ def test_stratified_sample_is_proportional_fixed_and_paired():
     assert again.slice(0, 200)["item_id"].to_list() == items["item_id"].to_list()  # the same items run to run
     assert again.fingerprint == sample.fingerprint != sample_suite(_Table(), 200, seed=4).fingerprint
     assert sample.slice(50, 60).equals(items.slice(50, 10))
+    assert sample.slice(0, 200).equals(data.table[sample.indices.tolist()])  # the sampled rows, whole
     ranges = sample.target_ranges()
     assert ranges == {"es": (0, 100), "it": (100, 200)}
     assert set(sample.slice(*ranges["it"])["tgt_lang"]) == {"it"}
     assert sample_suite(data, 5000, seed=3) is data
+
+
+def test_a_sparse_sample_reads_only_spans_near_its_items(monkeypatch):
+    """A sample spread thinly over a large suite reads runs of nearby items, not the whole range."""
+    import biaseval.suites.sample as sample_module
+
+    data = _Table()
+    read = []
+    original = _Table.slice
+    monkeypatch.setattr(_Table, "slice", lambda self, a, b: read.append(b - a) or original(self, a, b))
+    monkeypatch.setattr(sample_module, "GAP", 10)
+    sample = SampledData(data, np.array([3, 5, 400, 405, 790]), seed=0)
+    assert sample.slice(0, 5)["item_id"].to_list() == data.table[[3, 5, 400, 405, 790]]["item_id"].to_list()
+    assert read == [3, 6, 1]  # 3..5, 400..405, 790: 10 rows read, not 788
 
 
 def test_stratified_indices_by_largest_remainder():

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import matplotlib
+import matplotlib.colors as mcolors
+import polars as pl
+import pytest
 
-matplotlib.use("Agg")
-import matplotlib.colors as mcolors  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
-import pytest  # noqa: E402
+from biaseval.report import plots
+from biaseval.report.drift import change_rows, flip_rows, verdict, when
+from biaseval.report.trends import fixed_limits, trend_figure
 
-from biaseval.report import plots  # noqa: E402
-from biaseval.report.drift import change_rows, flip_rows, verdict, when  # noqa: E402
-from biaseval.report.trends import fixed_limits, trend_figure  # noqa: E402
+plt = plots._pyplot()  # matplotlib off-screen, as the report draws it
 
 START = datetime(2026, 3, 2, 6, 30, 15, tzinfo=UTC)
 

@@ -29,6 +29,7 @@ import polars as pl
 from biaseval.suites.base import SuiteData
 
 STRATA = ("tgt_lang", "subset", "occupation")
+GAP = 4096  # items between two sampled ones beyond which they are read apart
 
 
 def _z(q: float) -> float:
@@ -115,9 +116,14 @@ class SampledData(SuiteData):
         wanted = self.indices[start:stop]
         if len(wanted) == 0:
             return self.inner.slice(0, 0)
-        first = int(wanted[0])
-        span = self.inner.slice(first, int(wanted[-1]) + 1)
-        return span[(wanted - first).tolist()]
+        # runs of nearby items read as one span each: a sparse sample of a generated suite does not
+        # generate the whole suite
+        cuts = np.flatnonzero(np.diff(wanted) > GAP) + 1
+        parts = []
+        for run in np.split(wanted, cuts):
+            first = int(run[0])
+            parts.append(self.inner.slice(first, int(run[-1]) + 1)[(run - first).tolist()])
+        return pl.concat(parts) if len(parts) > 1 else parts[0]
 
     def subset_sizes(self) -> dict[str, int]:
         counts: dict[str, int] = {}
