@@ -45,12 +45,17 @@ def verdict(summary: dict) -> dict:
             "alpha": stats.get("alpha"), "power": stats.get("power")}
 
 
-def suite_rows(summary: dict) -> list[dict]:
+def suite_rows(summary: dict, suites: dict | None = None) -> list[dict]:
+    """Per system and suite: the items compared (and the suite's size where the run took a sample:
+    ``suites`` is run.json's), flips, McNemar's raw and adjusted p, and the detectable change."""
     rows = []
     for s in summary["systems"]:
         for i in s.get("suites") or []:
             detectable = i.get("detectable_change")
-            rows.append({"system": s["system"], "suite": i["suite"], "n_items": f"{i['items']:,}",
+            info = (suites or {}).get(i["suite"], {})
+            whole = info.get("population", info.get("size"))
+            items = f"{i['items']:,}" + (f" (sample of {whole:,})" if whole and whole > info.get("size", whole) else "")
+            rows.append({"system": s["system"], "suite": i["suite"], "n_items": items,
                          "flipped": f"{i['flipped']:,} ({100 * i['flipped_share']:.1f}%)",
                          "better_worse": f"{i['better']} / {i['worse']}", "p": p_text(i["mcnemar_p"]),
                          "p_adjusted": p_text(i.get("mcnemar_p_adjusted")),

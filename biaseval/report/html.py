@@ -241,7 +241,8 @@ def _drift_section(contents: Contents, run: RunDir, history: pl.DataFrame | None
         summary, flips = found
         flip_rows, flipped = drift.flip_rows(flips)
         section["now"] = {"heading": contents.h3("Verdict"), "verdict": drift.verdict(summary),
-                          "suites": drift.suite_rows(summary), "changes": drift.change_rows(summary),
+                          "suites": drift.suite_rows(summary, (run.read_run() or {}).get("suites")),
+                          "changes": drift.change_rows(summary),
                           "flips_heading": contents.h3("Flipped items"), "flips": flip_rows, "flipped": flipped}
     if history is None:
         return section
