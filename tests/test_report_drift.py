@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 from biaseval.report import plots
-from biaseval.report.drift import change_rows, flip_rows, suite_rows, verdict, when
+from biaseval.report.drift import change_rows, flip_rows, suite_rows, verdict
+from biaseval.report.tables import when
 from biaseval.report.trends import fixed_limits, trend_figure
 
 plt = plots._pyplot()  # matplotlib off-screen, as the report draws it

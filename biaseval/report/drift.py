@@ -6,13 +6,12 @@ and the flipped items with both translations."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
 from biaseval.report.markdown import metric_format
-from biaseval.report.tables import metric_name, p_text, value_cell
+from biaseval.report.tables import metric_name, p_text, value_cell, when
 
 CORRECTIONS = {"bh": "Benjamini–Hochberg (false discovery rate)", "holm": "Holm (family-wise error)",
                "none": "no correction"}
@@ -26,13 +25,6 @@ def read_drift(run_root: Path) -> tuple[dict, pl.DataFrame | None] | None:
         return None
     flips = run_root / "drift" / "flips.parquet"
     return json.loads(path.read_text(encoding="utf-8")), pl.read_parquet(flips) if flips.is_file() else None
-
-
-def when(value) -> str:
-    """A timestamp to the second, in UTC."""
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if value.utcoffset() is not None else "")
 
 
 def verdict(summary: dict) -> dict:
