@@ -43,12 +43,14 @@ GenderLabel = Literal["male", "female", "neutral", "unknown"]
 #   noun         the noun's own gender (morphological analyser or lexicon) decided
 #   agreement    an agreeing word (adjective, participle, verb) decided (languages that need it)
 #   indefinite   the entity was rendered as an indefinite pronoun ("alguien", "qualcuno"): neutral
+#   pronoun      a gendered pronoun after the entity decided (only the pronoun-following reading,
+#                detector entity-alignment-pronoun: biaseval/label/pronouns.py)
 # Reasons for unknown:
 #   no-alignment          no target token is aligned to the entity
 #   not-in-lexicon        no aligned token is a noun the analyser knows
 #   epicene-no-article    the noun has one form for both genders and nothing marks the gender
 #   conflict              the evidence disagrees (e.g. a masculine article before a feminine noun)
-REASONS = ("article", "noun", "agreement", "indefinite",
+REASONS = ("article", "noun", "agreement", "indefinite", "pronoun",
            "no-alignment", "not-in-lexicon", "epicene-no-article", "conflict")
 
 
