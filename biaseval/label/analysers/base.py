@@ -43,26 +43,27 @@ GenderLabel = Literal["male", "female", "neutral", "unknown"]
 #   noun         the noun's own gender (morphological analyser or lexicon) decided
 #   agreement    an agreeing word (adjective, participle, verb) decided (languages that need it)
 #   indefinite   the entity was rendered as an indefinite pronoun ("alguien", "qualcuno"): neutral
-#   pronoun      a gendered pronoun after the entity decided (only the pronoun-following reading,
-#                detector entity-alignment-pronoun: biaseval/label/pronouns.py)
 # Reasons for unknown:
 #   no-alignment          no target token is aligned to the entity
 #   not-in-lexicon        no aligned token is a noun the analyser knows
 #   epicene-no-article    the noun has one form for both genders and nothing marks the gender
 #   conflict              the evidence disagrees (e.g. a masculine article before a feminine noun)
-REASONS = ("article", "noun", "agreement", "indefinite", "pronoun",
+REASONS = ("article", "noun", "agreement", "indefinite",
            "no-alignment", "not-in-lexicon", "epicene-no-article", "conflict")
+# Not an analyser's: the pronoun-following reading (detector entity-alignment-pronoun,
+# biaseval/label/pronouns.py) gives reason "pronoun" when a gendered pronoun after the entity decided.
+READING_REASONS = REASONS + ("pronoun",)
 
 
 @dataclass(frozen=True)
 class Reading:
     label: GenderLabel
-    reason: str  # one of REASONS
+    reason: str  # one of READING_REASONS
     evidence: str = ""  # the target words that decided, space-separated (for reports)
 
     def __post_init__(self):
-        if self.reason not in REASONS:
-            raise ValueError(f"unknown reason {self.reason!r}; known: {', '.join(REASONS)}")
+        if self.reason not in READING_REASONS:
+            raise ValueError(f"unknown reason {self.reason!r}; known: {', '.join(READING_REASONS)}")
 
 
 NO_ALIGNMENT = Reading("unknown", "no-alignment")
