@@ -54,3 +54,52 @@ def slavic(words: list[str], analyser) -> str:
         return "female" if "female" in genders else Counter(genders).most_common(1)[0][0]
 
     return Counter(one(w) for w in words).most_common(1)[0][0] if words else "unknown"
+
+
+def measure(run: str, lang: str) -> list[str]:
+    """Per system of a finished run with suite winomt-en (e.g. conf/winomt-en-adj.yaml's): Acc of our
+    labels and of mt_gender's rule applied to the target words our aligner links to each entity
+    (the aligner trained as scoring trains it: on all the run's pairs of the language)."""
+    import glob
+
+    import polars as pl
+    import pymorphy3
+
+    from biaseval.label.align import align, project
+    from biaseval.label.entities import entity_tokens
+    from biaseval.label.tokens import tokenize
+
+    labels = pl.read_parquet(f"{run}/labels.parquet").filter(pl.col("suite") == "winomt-en")
+    items = pl.read_parquet(f"{run}/items.parquet").select("item_id", "gold", "tgt_lang", "source", "occupation",
+                                                            "entity_index")
+    shards = pl.read_parquet(glob.glob(f"{run}/translations/system=*/suite=winomt-en/*.parquet"))
+    rows = (labels.join(items, on="item_id").join(shards.select("system", "item_id", "translation"),
+                                                   on=["system", "item_id"])
+            .filter((pl.col("tgt_lang") == lang) & pl.col("translation").is_not_null()))
+    pairs = rows.select("source", "translation").unique(maintain_order=True)
+    source_tokens = [tokenize(s, "en") for s in pairs["source"]]
+    target_tokens = [tokenize(t, lang) for t in pairs["translation"]]
+    links = align(source_tokens, target_tokens, method="fast_align")
+    where = {pair: k for k, pair in enumerate(pairs.iter_rows())}
+    morph = pymorphy3.MorphAnalyzer(lang=lang) if lang in ("ru", "uk") else None
+    theirs = []
+    for r in rows.iter_rows(named=True):
+        k = where[(r["source"], r["translation"])]
+        span = sorted(set(project(links[k], entity_tokens(r["source"], r["entity_index"], r["occupation"]))))
+        words = [target_tokens[k][i] for i in span]
+        theirs.append(german(target_tokens[k], span, r["occupation"]) if lang == "de"
+                      else hebrew(words) if lang == "he" else slavic(words, morph))
+    rows = rows.with_columns(pl.Series("mt_gender", theirs))
+    out = []
+    for system, part in rows.group_by("system", maintain_order=True):
+        ours, rule = (part["label"] == part["gold"]).mean(), (part["mt_gender"] == part["gold"]).mean()
+        out.append(f"{lang} {system[0]}: Acc ours {100 * ours:.1f}, mt_gender's rule {100 * rule:.1f} "
+                   f"({(part['label'] != part['mt_gender']).sum()} of {part.height} labels differ)")
+    return out
+
+
+if __name__ == "__main__":  # python tests/mt_gender_rules.py RUN_DIR de he ru uk
+    import sys
+
+    for language in sys.argv[2:]:
+        print("\n".join(measure(sys.argv[1], language)), flush=True)

@@ -107,7 +107,7 @@ def test_every_disagreement_is_classified_and_the_docs_publish_the_counts():
         assert (frame["class"] == "unchecked").sum() == 0, frame.filter(pl.col("class") == "unchecked")
         for name in CLASSES:
             assert int(published[lang][name]) == counts[lang][name], (lang, name)
-        # German: most of the disagreements are translations whose pronoun contradicts the noun
+    # German: most of the disagreements are translations whose pronoun contradicts the noun
     assert counts["de"]["pronoun-over-noun"] >= 20
     markdown = disagreements_markdown({lang: labelled(lang) for lang in classified}, classified)
     for lang in classified:
