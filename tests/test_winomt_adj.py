@@ -143,3 +143,6 @@ def test_sweep_scores_the_adjective_suite_and_reports_the_table(adj_run):
     report = adj_run.run.report.read_text(encoding="utf-8")
     assert "## WinoMT: the adjective experiment" in report
     assert f"| es | google | {100 * google['acc_without']:.1f} [" in report
+    html = (adj_run.run.root / "report.html").read_text(encoding="utf-8")
+    table = html[html.index('id="winomt-the-adjective-experiment"'):]
+    assert table[:table.index("</table>")].count("<tr><td>es</td>") == 2  # google and bing

@@ -55,3 +55,4 @@ def adjective_section(metrics: pl.DataFrame) -> list[str]:
                      f"{_pct(r['with_high'])}] | {delta} | {r['n_without'] if r['n_without'] is not None else '—'} | "
                      f"{r['n_with']} |")
     return lines + [""]
+

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from biaseval.report.adjectives import adjective_table
 from biaseval.report.control import control_tables
 from biaseval.report.markdown import (
     CORRELATIONS,
@@ -378,3 +379,14 @@ def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> t
                      "value": value_cell(r["value"], r["ci_low"], r["ci_high"], r["metric"]), "change": change,
                      "p": p_text(r["mcnemar_p"]), "status": r["status"] or ""})
     return rows, significant.height
+
+
+def adjective_rows(metrics: pl.DataFrame) -> list[dict]:
+    """WinoMT's adjective experiment (``adjectives.adjective_table``): language, system, the two Acc
+    cells, Δ in points and the n of each side."""
+    return [{"language": r["language"], "system": r["system"],
+             "without": value_cell(r["acc_without"], r["without_low"], r["without_high"], "acc"),
+             "with": value_cell(r["acc_with"], r["with_low"], r["with_high"], "acc"),
+             "delta": "—" if r["delta"] is None else f"{100 * r['delta']:+.1f}",
+             "n_without": r["n_without"], "n_with": r["n_with"]}
+            for r in adjective_table(metrics).iter_rows(named=True)]
