@@ -4,7 +4,6 @@ mt_gender's annotators (biaseval.metrics.disagreements), on hand-made rows: no a
 from __future__ import annotations
 
 import polars as pl
-import pytest
 
 from biaseval.label.analysers import Reading
 from biaseval.label.entities import DETECTORS

@@ -12,8 +12,9 @@ For one target language at a time:
 
 This is the detector ``entity-alignment`` (``entity-alignment-eflomal`` uses eflomal;
 ``entity-alignment-pronoun`` lets a gendered pronoun after the entity decide:
-``biaseval.label.pronouns``). Unlike the rule-set detectors it needs the whole corpus of a language, so scoring hands it all rows of the
-suite at once (a WinoMT run is thousands of rows per system and language, not millions).
+``biaseval.label.pronouns``). Unlike the rule-set detectors it needs the whole corpus of a language,
+so scoring hands it all rows of the suite at once (a WinoMT run is thousands of rows per system and
+language, not millions).
 """
 
 from __future__ import annotations
@@ -121,14 +122,14 @@ class EntityAlignment:
             spans.append(project(links[k], entity_tokens(source, index, entity or "")))
         try:
             readings = analyser.analyse(sentences, spans)
-            if self.follow_pronoun:
-                from biaseval.label.pronouns import follow_pronoun
-
-                readings = [follow_pronoun(r, t, s, lang) for r, t, s in zip(readings, sentences, spans)]
         except SpanError as exc:  # the same error, saying which item the first bad row is
             source, translation, index, _ = rows.row(exc.rows[0])
             raise SpanError(f"{self.name} ({lang}): {exc}. Row {exc.rows[0]}: source {source!r}, entity_index "
                             f"{index}, translation {translation!r}", exc.rows) from None
+        if self.follow_pronoun:
+            from biaseval.label.pronouns import follow_pronoun
+
+            readings = [follow_pronoun(r, t, s, lang) for r, t, s in zip(readings, sentences, spans)]
         labelled = rows.with_columns(
             pl.Series("label", [r.label for r in readings], dtype=pl.String),
             pl.Series("reason", [r.reason for r in readings], dtype=pl.String),
