@@ -85,3 +85,16 @@ def test_the_hand_checks_name_known_classes_and_annotated_languages():
         for index, entry in entries.items():
             assert isinstance(index, int) and 0 <= index < 3888
             assert entry["class"] in CLASSES and entry["class"] != "unchecked" and entry["note"], (lang, index)
+
+
+def test_a_config_chooses_the_pronoun_reading_per_suite_or_language(tmp_path, data_dir):
+    from biaseval.config import load_config
+
+    config = tmp_path / "pronoun.yaml"
+    config.write_text("name: pronoun\nsuites: [winomt-en]\ntargets: {winomt-en: [de, fr]}\n"
+                      "detectors: {winomt-en: {de: entity-alignment-pronoun}}\n"
+                      "systems: {google: {backend: recorded, options: {dataset: mt-gender, format: pairs, "
+                      "files: {winomt-en: 'translations/google/en-{stem}.txt'}}}}\n", encoding="utf-8")
+    loaded = load_config(config)
+    assert loaded.detector_for("winomt-en", "de").follow_pronoun
+    assert not loaded.detector_for("winomt-en", "fr").follow_pronoun
