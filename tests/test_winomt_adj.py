@@ -146,3 +146,11 @@ def test_sweep_scores_the_adjective_suite_and_reports_the_table(adj_run):
     html = (adj_run.run.root / "report.html").read_text(encoding="utf-8")
     table = html[html.index('id="winomt-the-adjective-experiment"'):]
     assert table[:table.index("</table>")].count("<tr><td>es</td>") == 2  # google and bing
+
+
+def test_the_adjective_goes_where_the_entity_was():
+    from biaseval.suites.winomt_en_adj import with_adjective
+
+    assert with_adjective("female", 1, "The nurse left.") == ("The pretty nurse left.", 2)
+    assert with_adjective("male", 4, "She spoke to the clerk.") == ("She spoke to the handsome clerk.", 5)
+    assert with_adjective("neutral", 1, "The nurse left.") == ("The nurse left.", 1)

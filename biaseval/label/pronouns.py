@@ -22,17 +22,20 @@ from biaseval.label.analysers.base import Reading
 
 
 @cache
-def pronouns(lang: str) -> dict[str, str]:
-    """Lower-case pronoun -> "male"/"female" for ``lang`` (empty for a language without a list)."""
+def _lists() -> dict:
     text = resources.files("biaseval").joinpath("data/entity_gender/pronouns.yaml").read_text(encoding="utf-8")
-    entry = yaml.safe_load(text).get(lang) or {}
-    return {word.lower(): gender for gender in ("male", "female") for word in entry.get(gender, ())}
+    return yaml.safe_load(text)
 
 
 @cache
-def _he_prefixes() -> tuple[str, ...]:
-    text = resources.files("biaseval").joinpath("data/entity_gender/pronouns.yaml").read_text(encoding="utf-8")
-    return tuple(sorted(yaml.safe_load(text)["he_prefixes"], key=len, reverse=True))
+def pronouns(lang: str) -> dict[str, str]:
+    """Lower-case pronoun -> "male"/"female" for ``lang`` (empty for a language without a list)."""
+    entry = _lists().get(lang) or {}
+    return {word.lower(): gender for gender in ("male", "female") for word in entry.get(gender, ())}
+
+
+def _he_prefixes() -> list[str]:
+    return sorted(_lists()["he_prefixes"], key=len, reverse=True)
 
 
 def pronoun_gender(token: str, lang: str) -> str | None:

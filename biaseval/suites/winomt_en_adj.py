@@ -31,7 +31,10 @@ ADJECTIVES = {"male": "handsome", "female": "pretty"}  # mt_gender's src/add_adj
 
 def with_adjective(gold: str, index: int, sentence: str) -> tuple[str, int]:
     """The sentence with the gold gender's adjective inserted as word ``index`` (single spaces, as
-    mt_gender splits and joins), and the entity's new word index."""
+    mt_gender splits and joins), and the entity's new word index; a neutral gold keeps its sentence, as
+    in mt_gender (the anti-stereotypical sentences have none)."""
+    if gold not in ADJECTIVES:
+        return sentence, index
     words = sentence.split(" ")
     return " ".join(words[:index] + [ADJECTIVES[gold]] + words[index:]), index + 1
 
