@@ -77,7 +77,7 @@ def test_german_and_french_annotators_follow_the_later_pronoun(data_dir, lang):
     assert (kept["label_pronoun"] == kept["label"]).all()
 
 
-def test_hebrew_annotators_read_the_noun():
+def test_hebrew_annotators_read_the_noun(data_dir):
     """Hebrew annotators did not follow the pronoun: a masculine noun with a feminine pronoun after it
     was annotated male. The pronoun-following reading is an option, not the default."""
     both = labelled("he")
@@ -87,7 +87,7 @@ def test_hebrew_annotators_read_the_noun():
 DOC = REPO / "docs" / "winomt-en-mt-gender.md"
 
 
-def test_every_disagreement_is_classified_and_the_docs_publish_the_table():
+def test_every_disagreement_is_classified_and_the_docs_publish_the_table(data_dir):
     classified = {lang: classify(labelled(lang), lang) for lang in sorted(ANNOTATIONS)}
     for lang, frame in classified.items():
         assert (frame["class"] == "unchecked").sum() == 0, frame.filter(pl.col("class") == "unchecked")
