@@ -267,6 +267,36 @@ def data_checksums(root: Path) -> None:
     click.echo(checksums_yaml(root), nl=False)
 
 
+@main.group()
+def winomt() -> None:
+    """WinoMT from English: our labels against mt_gender's human annotations."""
+
+
+@winomt.command("disagreements")
+@click.option("--lang", "langs", multiple=True, help="an annotated target language (repeatable; default: all)")
+@click.option("--items", is_flag=True, help="also list every disagreement with its class")
+def winomt_disagreements(langs: tuple[str, ...], items: bool) -> None:
+    """Where our labels and mt_gender's annotators disagree, by class, per language (Markdown).
+
+    Labels each language's annotated translations twice (entity-alignment, and
+    entity-alignment-pronoun for the pronoun-following reading); seconds per language."""
+    from biaseval.data.datasets import resolve
+    from biaseval.label.rules import builtin
+    from biaseval.metrics.disagreements import classify
+    from biaseval.metrics.human_agreement import ANNOTATIONS, label_annotated
+    from biaseval.report.disagreements import disagreements_markdown
+
+    unknown = [lang for lang in langs if lang not in ANNOTATIONS]
+    if unknown:
+        raise click.BadParameter(f"no annotations for {', '.join(unknown)}; annotated: {', '.join(sorted(ANNOTATIONS))}",
+                                 param_hint="--lang")
+    data = resolve("mt-gender")
+    detectors = {"": builtin().get("entity-alignment"), "pronoun": builtin().get("entity-alignment-pronoun")}
+    labelled = {lang: label_annotated(data, lang, detectors) for lang in (langs or sorted(ANNOTATIONS))}
+    classified = {lang: classify(frame, lang) for lang, frame in labelled.items()}
+    click.echo(disagreements_markdown(labelled, classified, items=items), nl=False)
+
+
 def run_command(command: str, argv: list[str] | None = None) -> int:
     """``biaseval COMMAND ARGV...`` in this process; returns the exit status the command line would
     exit with (0 done, 2 bad config or usage, 4 untranslated rows, 5 drift, ...). The entry points in

@@ -122,6 +122,13 @@ def _control_section(contents: Contents, metrics: pl.DataFrame, info: dict) -> d
             "tables": [{**t, "heading": contents.h3(t["system"])} for t in found]}
 
 
+def _adjective_section(contents: Contents, metrics: pl.DataFrame) -> dict | None:
+    rows = tables.adjective_rows(metrics)
+    if not rows:
+        return None
+    return {"template": "adjectives.html", "heading": contents.h2("WinoMT: the adjective experiment"), "rows": rows}
+
+
 def _published_section(contents: Contents, metrics: pl.DataFrame, name: str) -> dict | None:
     published = published_results.load(name)
     comparison = compare_published(metrics, published, only_present=True)
@@ -322,6 +329,7 @@ def render_html(run_root: Path, history: pl.DataFrame | None = None) -> str:
         sections.append(_published_section(contents, metrics, config["published"]))
     sections.append(_control_section(contents, metrics, info))
     sections += [_suite_section(contents, run, info, metrics, suite, colours, confidence, embedding) for suite in suites]
+    sections.append(_adjective_section(contents, metrics))
 
     meta = {"name": config.get("name"), "description": config.get("description"), "run_id": info.get("run_id"),
             "config_hash": info.get("config_hash"), "version": info.get("biaseval_version"),

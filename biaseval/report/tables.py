@@ -13,6 +13,7 @@ from datetime import datetime
 
 import polars as pl
 
+from biaseval.report.adjectives import adjective_table
 from biaseval.report.control import control_tables
 from biaseval.report.markdown import (
     CORRELATIONS,
@@ -388,3 +389,14 @@ def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> t
                      "p": p_text(r["p"] if r["p"] is not None else r["mcnemar_p"]),
                      "p_adjusted": p_text(r["p_adjusted"]), "status": r["status"] or ""})
     return rows, significant.height
+
+
+def adjective_rows(metrics: pl.DataFrame) -> list[dict]:
+    """WinoMT's adjective experiment (``adjectives.adjective_table``): language, system, the two Acc
+    cells, Δ in points and the n of each side."""
+    return [{"language": r["language"], "system": r["system"],
+             "without": value_cell(r["acc_without"], r["without_low"], r["without_high"], "acc"),
+             "with": value_cell(r["acc_with"], r["with_low"], r["with_high"], "acc"),
+             "delta": "—" if r["delta"] is None else f"{100 * r['delta']:+.1f}",
+             "n_without": r["n_without"], "n_with": r["n_with"]}
+            for r in adjective_table(metrics).iter_rows(named=True)]
