@@ -52,6 +52,12 @@ CASES = [
     ("הוא פגש את השרת", [3], M, "noun"),               # ה+שרת (m); the construct of השרה (f) needs a noun after it
     ("הוא פגש את הלקוחות", [3], U, "conflict"),        # the plural of לקוח (m) and of לקוחה (f)
     ("רואה החשבון פנה אליה", [0], M, "agreement"),      # the definite complement is passed over
+    # only the complement of a profession's construct phrase aligned: the construct noun before it is the head
+    ("המניעה אמרה תודה לסוכנת הבית", [4], F, "noun"),   # not הבית, "the house" (m)
+    ("הקופאית דיברה עם איש המכירות", [4], M, "noun"),   # not המכירות, "the sales" (f)
+    ("החוואי האמין בפקיד הקבלה", [3], M, "noun"),       # not הקבלה, "the reception" (f)
+    ("האופה לא רצה את עזרת הנהג", [5], M, "noun"),      # the driver's help: הנהג is the entity
+    ("הטבח אהב את ספרי הספרן", [4], M, "noun"),         # not a listed complement: הספרן itself
     # indefinites and generic nouns
     ("מישהו שאל את המפקח", [0], N, "indefinite"),
     ("הוא דיבר עם מישהו", [3], N, "indefinite"),

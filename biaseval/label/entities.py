@@ -5,13 +5,16 @@ For one target language at a time:
    so the aligner sees more data — is tokenized (``biaseval.tokenize``) and aligned
    (``biaseval.align``, fast_align-style models trained on exactly these pairs);
 2. the source entity is its words at the item's ``entity_index`` plus a directly preceding article
-   ("the", "a", "an"), so that the target article is aligned too;
+   ("the", "a", "an"), so that the target article is aligned too (an article before an adjective of
+   the adjective experiment, "the pretty developer", is taken, the adjective is not);
 3. the target tokens linked to those words go to the language's gender analyser
    (``biaseval.label.analysers``), which returns male / female / neutral / unknown with a reason.
 
-This is the detector ``entity-alignment`` (``entity-alignment-eflomal`` uses eflomal). Unlike the
-rule-set detectors it needs the whole corpus of a language, so scoring hands it all rows of the
-suite at once (a WinoMT run is thousands of rows per system and language, not millions).
+This is the detector ``entity-alignment`` (``entity-alignment-eflomal`` uses eflomal;
+``entity-alignment-pronoun`` lets a gendered pronoun after the entity decide:
+``biaseval.label.pronouns``). Unlike the rule-set detectors it needs the whole corpus of a language,
+so scoring hands it all rows of the suite at once (a WinoMT run is thousands of rows per system and
+language, not millions).
 """
 
 from __future__ import annotations
@@ -23,20 +26,31 @@ import polars as pl
 from biaseval.label.tokens import token_spans, tokenize
 
 ARTICLES = {"the", "a", "an"}
+# WinoMT's adjective experiment (suite winomt-en-adj) puts one of these between the article and the
+# entity ("the pretty developer"): the article is still taken, the adjective is not read. WinoMT's own
+# sentences never contain them.
+INSERTED_ADJECTIVES = {"pretty", "handsome"}
 OUTPUT = {"label": pl.String, "reason": pl.String, "evidence": pl.String}
 NEEDS = ("tgt_lang", "source", "translation", "entity_index", "occupation")
 
 
 def entity_tokens(source: str, entity_index: int, entity: str) -> list[int]:
     """Indices of ``tokenize(source, "en")`` tokens covering the entity (its ``len(entity.split())``
-    whitespace words from word ``entity_index``) and an article right before it."""
+    whitespace words from word ``entity_index``) and an article right before it (or right before an
+    inserted adjective, which is left out)."""
     words = _word_spans(source)
-    first = entity_index
-    if first > 0 and source[words[first - 1][0]:words[first - 1][1]].lower() in ARTICLES:
-        first -= 1
+
+    def word(k: int) -> str:
+        return source[words[k][0]:words[k][1]].lower()
+
     last = min(entity_index + max(len(entity.split()), 1), len(words)) - 1
-    start, end = words[first][0], words[last][1]
-    return [k for k, (a, b) in enumerate(token_spans(source, "en")) if a >= start and b <= end]
+    ranges = [(words[entity_index][0], words[last][1])]
+    before = entity_index - 1
+    if before > 0 and word(before) in INSERTED_ADJECTIVES:
+        before -= 1
+    if before >= 0 and word(before) in ARTICLES:
+        ranges.append(words[before])
+    return [k for k, (a, b) in enumerate(token_spans(source, "en")) if any(a >= s and b <= e for s, e in ranges)]
 
 
 def _word_spans(text: str) -> list[tuple[int, int]]:
@@ -58,6 +72,7 @@ class EntityAlignment:
     language: str = "*"
     doc: str = ""
     labels: tuple[str, ...] = ("male", "female", "neutral", "unknown")
+    follow_pronoun: bool = False  # a gendered pronoun after the entity decides (biaseval.label.pronouns)
 
     @property
     def signature(self) -> str:
@@ -111,6 +126,10 @@ class EntityAlignment:
             source, translation, index, _ = rows.row(exc.rows[0])
             raise SpanError(f"{self.name} ({lang}): {exc}. Row {exc.rows[0]}: source {source!r}, entity_index "
                             f"{index}, translation {translation!r}", exc.rows) from None
+        if self.follow_pronoun:
+            from biaseval.label.pronouns import follow_pronoun
+
+            readings = [follow_pronoun(r, t, s, lang) for r, t, s in zip(readings, sentences, spans)]
         labelled = rows.with_columns(
             pl.Series("label", [r.label for r in readings], dtype=pl.String),
             pl.Series("reason", [r.reason for r in readings], dtype=pl.String),
@@ -126,4 +145,7 @@ DETECTORS = (
                         "language's analyser (biaseval/label/analysers)."),
     EntityAlignment("entity-alignment-eflomal", 1, "eflomal",
                     doc="As entity-alignment, with the eflomal aligner."),
+    EntityAlignment("entity-alignment-pronoun", 1, "fast_align", follow_pronoun=True,
+                    doc="As entity-alignment, except that a gendered pronoun after the entity, where there is "
+                        "one, decides (how mt_gender's annotators read self-contradictory translations)."),
 )

@@ -124,6 +124,8 @@ def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", by_target: bool =
     for g, ((system, suite, tgt), c) in enumerate(groups):
         prefix = f"{tgt}/" if by_target else ""
         for metric in point:
+            if metric == "delta_s" and not (c[0].sum() and c[1].sum()):
+                continue  # a suite without pro or without anti items (winomt-en-adj) has no ΔS
             rows.add(system, suite, tgt if by_target else "all", metric, point[metric][g], c.sum(), boot[metric][g])
         for s, stratum in enumerate(STRATUM_NAMES):
             n = int(c[s].sum())

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
+from biaseval.report.adjectives import adjective_section
 from biaseval.report.control import control_tables
 from biaseval.report.published import Published
 
@@ -405,6 +406,7 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
         lines += failures_section(failures)
     lines += control_section(metrics, config.get("systems", {}))
     lines += winomt_languages_section(metrics, reasons)
+    lines += adjective_section(metrics)
     lines += occupations_section(metrics)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))

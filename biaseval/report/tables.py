@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
 
 import polars as pl
 
+from biaseval.report.adjectives import adjective_table
 from biaseval.report.control import control_tables
 from biaseval.report.markdown import (
     CORRELATIONS,
@@ -35,7 +37,8 @@ MAX_DRIFT_ROWS = 60
 HISTORY_COLUMNS = {"run_id": pl.String, "created_at": pl.Datetime("us", "UTC"), "system": pl.String, "suite": pl.String,
                    "subset": pl.String, "metric": pl.String, "value": pl.Float64, "ci_low": pl.Float64,
                    "ci_high": pl.Float64, "change": pl.Float64, "change_low": pl.Float64, "change_high": pl.Float64,
-                   "mcnemar_p": pl.Float64, "significant": pl.Boolean, "status": pl.String}
+                   "mcnemar_p": pl.Float64, "test": pl.String, "p": pl.Float64, "p_adjusted": pl.Float64,
+                   "significant": pl.Boolean, "status": pl.String}
 
 
 @dataclass(frozen=True)
@@ -359,6 +362,13 @@ def headline_panels(frame: pl.DataFrame) -> list[tuple[str, str]]:
     return [(s, m) for s, m in ordinary if m in ("mean_intensity_tgt", "mean_direction_tgt")][:12]
 
 
+def when(value) -> str:
+    """A timestamp (a datetime or ISO text) to the second, marked UTC when it carries a zone."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if value.utcoffset() is not None else "")
+
+
 def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> tuple[list[dict], int]:
     """The latest ``limit`` changes the monitor judged significant (of a ``history_frame``), with their
     value and change from the baseline at the metric's scale; and how many there are in all."""
@@ -373,8 +383,20 @@ def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> t
             if r["change_low"] is not None and r["change_high"] is not None:
                 change += f" [{r['change_low'] * scale:+.{digits}f}, {r['change_high'] * scale:+.{digits}f}]"
             change += " pts" if unit else ""
-        rows.append({"created_at": r["created_at"], "run_id": r["run_id"], "system": r["system"], "suite": r["suite"],
+        rows.append({"created_at": when(r["created_at"]), "run_id": r["run_id"], "system": r["system"], "suite": r["suite"],
                      "subset": r["subset"], "metric": metric_name(r["metric"]),
                      "value": value_cell(r["value"], r["ci_low"], r["ci_high"], r["metric"]), "change": change,
-                     "p": p_text(r["mcnemar_p"]), "status": r["status"] or ""})
+                     "p": p_text(r["p"] if r["p"] is not None else r["mcnemar_p"]),
+                     "p_adjusted": p_text(r["p_adjusted"]), "status": r["status"] or ""})
     return rows, significant.height
+
+
+def adjective_rows(metrics: pl.DataFrame) -> list[dict]:
+    """WinoMT's adjective experiment (``adjectives.adjective_table``): language, system, the two Acc
+    cells, Δ in points and the n of each side."""
+    return [{"language": r["language"], "system": r["system"],
+             "without": value_cell(r["acc_without"], r["without_low"], r["without_high"], "acc"),
+             "with": value_cell(r["acc_with"], r["with_low"], r["with_high"], "acc"),
+             "delta": "—" if r["delta"] is None else f"{100 * r['delta']:+.1f}",
+             "n_without": r["n_without"], "n_with": r["n_with"]}
+            for r in adjective_table(metrics).iter_rows(named=True)]

@@ -50,17 +50,20 @@ GenderLabel = Literal["male", "female", "neutral", "unknown"]
 #   conflict              the evidence disagrees (e.g. a masculine article before a feminine noun)
 REASONS = ("article", "noun", "agreement", "indefinite",
            "no-alignment", "not-in-lexicon", "epicene-no-article", "conflict")
+# Not an analyser's: the pronoun-following reading (detector entity-alignment-pronoun,
+# biaseval/label/pronouns.py) gives reason "pronoun" when a gendered pronoun after the entity decided.
+READING_REASONS = REASONS + ("pronoun",)
 
 
 @dataclass(frozen=True)
 class Reading:
     label: GenderLabel
-    reason: str  # one of REASONS
+    reason: str  # one of READING_REASONS
     evidence: str = ""  # the target words that decided, space-separated (for reports)
 
     def __post_init__(self):
-        if self.reason not in REASONS:
-            raise ValueError(f"unknown reason {self.reason!r}; known: {', '.join(REASONS)}")
+        if self.reason not in READING_REASONS:
+            raise ValueError(f"unknown reason {self.reason!r}; known: {', '.join(READING_REASONS)}")
 
 
 NO_ALIGNMENT = Reading("unknown", "no-alignment")

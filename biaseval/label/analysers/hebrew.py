@@ -32,7 +32,13 @@ Rules, in order
    פסיכולוג); failing any analysis at all (a word hspell does not know, mostly transliterations),
    an ending listed under ``unknown_word_endings`` (-ית feminine, -אי masculine). Analyses with a
    pronoun suffix are dropped when the word has others (רופאה is "doctor (f)", and also "her
-   doctor" with a masculine noun). No head -> unknown ``not-in-lexicon``.
+   doctor" with a masculine noun). No head -> unknown ``not-in-lexicon``. When the span starts
+   with the definite form of a word listed under ``construct_complements`` and the word right before
+   it (outside the span) has a construct-state analysis, the aligner has linked only the complement
+   of a profession's construct phrase ("לסוכנת הבית", "איש המכירות", "פקיד הקבלה" aligned as הבית
+   "the house", המכירות "the sales", הקבלה "the reception"): that word joins the span, in front,
+   and is the head. (Not any construct before any definite noun: in "עזרת הנהג", the driver's help,
+   הנהג is the entity.)
 4. A head whose lemma is listed under ``generic`` (אדם) -> ``neutral`` (``noun``).
 5. *The head's gender*: a construct-state analysis needs a noun after it, so when the next word
    has no (common) noun analysis, the head's construct analyses are dropped ("השרת נתן" is ה+שרת,
@@ -118,6 +124,7 @@ class _Data:
     skip: frozenset[str]
     feminine_endings: frozenset[str]
     masculine_endings: frozenset[str]
+    construct_complements: frozenset[str]
 
 
 @cache
@@ -135,7 +142,8 @@ def _data() -> _Data:
         raise ConfigError("biaseval/data/entity_gender/he.yaml: unknown_word_endings: expected female: and male: lists")
     raw = {**raw, "feminine_endings": endings["female"], "masculine_endings": endings["male"]}
     return _Data(*(words(k) for k in ("indefinite", "feminine_indefinite", "generic", "not_heads",
-                                      "oblique_before", "skip", "feminine_endings", "masculine_endings")))
+                                      "oblique_before", "skip", "feminine_endings", "masculine_endings",
+                                      "construct_complements")))
 
 
 def normalize(token: str) -> str:
@@ -219,7 +227,7 @@ class Hebrew(GenderAnalyser):
     """Hebrew (hspell's morphological analyses)."""
 
     lang: ClassVar[str] = "he"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: the construct head before an aligned complement (rule 3)
 
     def __init__(self) -> None:
         self._program = hspell_path()
@@ -244,7 +252,7 @@ class Hebrew(GenderAnalyser):
                 return Reading("neutral", "indefinite", tokens[i])
             if bases & data.feminine_indefinite:
                 return Reading("female", "noun", tokens[i])
-        head = self._head(tokens, span)
+        head = self._head(tokens, self._with_construct_head(tokens, span))
         if head is None:
             return Reading("unknown", "not-in-lexicon", " ".join(tokens[i] for i in span))
         index, nouns = head
@@ -266,6 +274,16 @@ class Hebrew(GenderAnalyser):
             return Reading(_LABEL[gender], "agreement", f"{word} {tokens[k]}")
         one_lemma = len({a.lemma for a in nouns}) == 1 or any(len(a.genders) == 2 for a in nouns)
         return Reading("unknown", "epicene-no-article" if one_lemma else "conflict", word)
+
+    def _with_construct_head(self, tokens: list[str], span: list[int]) -> list[int]:
+        """The span, with the word right before it in front when the span starts with a profession's
+        construct complement (ה + a ``construct_complements`` word) and that word has a construct-state
+        analysis (rule 3: only the complement was aligned)."""
+        first = span[0]
+        if first == 0 or not any(a.prefix == "ה" and a.base in self._data.construct_complements
+                                 for a in self._of(tokens[first])):
+            return span
+        return [first - 1, *span] if any(a.construct for a in self._of(tokens[first - 1])) else span
 
     def _head(self, tokens: list[str], span: list[int]) -> tuple[int, list[_Analysis]] | None:
         """The first span token that can be a person noun: (index, the analyses that say so)."""
