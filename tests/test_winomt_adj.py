@@ -51,6 +51,28 @@ def test_sources_are_exactly_those_of_the_recorded_files(adj_data, data_dir, sys
         assert items.filter(pl.col("tgt_lang") == tgt)["source"].to_list() == recorded, (system, tgt)
 
 
+def test_arabic_is_an_optional_language_of_the_adjective_suite(data_dir):
+    """conf/winomt-en-adj.yaml adds Arabic (which has adjective outputs) to both suites' default seven."""
+    from biaseval.config import load_config
+    from biaseval.run.plan import prepare
+
+    defaults = {name: SUITES.get(name) for name in ("winomt-en", "winomt-en-adj")}
+    assert "ar" not in defaults["winomt-en-adj"].targets  # not scored unless a run names it
+    config = REPO / "conf" / "winomt-en-adj.yaml"
+    try:
+        prepared = prepare(load_config(config), config.parent)
+    finally:  # preparing registers the run's versions of the suites: give the defaults back
+        for name, suite in defaults.items():
+            SUITES.put(name, suite)
+    adj = prepared.suites["winomt-en-adj"]
+    assert adj.suite.targets == ("ar", *TARGETS) and adj.size == 1584 * 8
+    arabic = adj.table.filter(pl.col("tgt_lang") == "ar")
+    for system in ("google", "bing"):
+        path = data_dir / MT_GENDER / f"translations/{system}/adj.en-ar.txt"
+        recorded = [line.split(" ||| ")[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        assert arabic["source"].to_list() == recorded, system
+
+
 def test_the_article_is_taken_across_the_adjective_and_the_adjective_is_not():
     source = "The pretty developer argued with the designer because she did not like the design."
     tokens = tokenize(source, "en")

@@ -85,5 +85,6 @@ WINOMT_EN_ADJ = SUITES.register("winomt-en-adj")(
         loader=_load,
         scorer_params=(("basis", "acc"), ("by_target", True)),
         doc=__doc__,
+        optional_targets=("ar",),  # of winomt-en's optional languages, only Arabic has adjective outputs
     )
 )
