@@ -160,12 +160,15 @@ def _systems(frame: pl.DataFrame, colours: dict[str, str]) -> list[str]:
 
 
 def proportion_bars(frame: pl.DataFrame, colours: dict[str, str], metrics: tuple[str, ...] = ("p_m", "p_f"),
-                    title: str = "") -> bytes:
+                    title: str = "", limit: int = 40) -> tuple[bytes, int]:
     """One panel per metric (p_m, p_f): a group of bars per set (``subset``), one bar per system, with
-    the CI as whiskers. ``frame``: metric rows of one suite, already narrowed to the sets to show."""
+    the CI as whiskers. ``frame``: metric rows of one suite, already narrowed to the sets to show. Only
+    the first ``limit`` sets are drawn (a chart of a thousand sets is unreadable and takes half a
+    minute); returns (PNG, sets drawn)."""
     plt = _pyplot()
     frame = frame.filter(pl.col("metric").is_in(list(metrics))).with_columns(pl.col("subset").alias("group"))
-    groups = frame["group"].unique(maintain_order=True).to_list()
+    groups = frame["group"].unique(maintain_order=True).to_list()[:limit]
+    frame = frame.filter(pl.col("group").is_in(groups))
     systems = _systems(frame, colours)
     width = min(max(5.0, 0.35 * len(groups) * max(len(systems), 2) + 1.5), 9.0)
     fig, axes = plt.subplots(1, len(metrics), figsize=(width * len(metrics) * 0.62 + 1, 4.4), squeeze=False)
@@ -177,7 +180,7 @@ def proportion_bars(frame: pl.DataFrame, colours: dict[str, str], metrics: tuple
     if title:
         fig.suptitle(title, y=0.02, va="bottom", fontsize=9, color="#444444")
     fig.tight_layout(rect=(0, 0.04 if title else 0, 1, 0.92))
-    return _png(fig)
+    return _png(fig), len(groups)
 
 
 def tgbi_bars(frame: pl.DataFrame, colours: dict[str, str]) -> bytes:
