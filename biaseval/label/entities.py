@@ -17,6 +17,7 @@ suite at once (a WinoMT run is thousands of rows per system and language, not mi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import polars as pl
 
@@ -27,16 +28,18 @@ OUTPUT = {"label": pl.String, "reason": pl.String, "evidence": pl.String}
 NEEDS = ("tgt_lang", "source", "translation", "entity_index", "occupation")
 
 
-def entity_tokens(source: str, entity_index: int, entity: str) -> list[int]:
+@lru_cache(maxsize=65536)
+def entity_tokens(source: str, entity_index: int, entity: str) -> tuple[int, ...]:
     """Indices of ``tokenize(source, "en")`` tokens covering the entity (its ``len(entity.split())``
-    whitespace words from word ``entity_index``) and an article right before it."""
+    whitespace words from word ``entity_index``) and an article right before it. Cached: a run asks
+    for each source's entity once per system and target language."""
     words = _word_spans(source)
     first = entity_index
     if first > 0 and source[words[first - 1][0]:words[first - 1][1]].lower() in ARTICLES:
         first -= 1
     last = min(entity_index + max(len(entity.split()), 1), len(words)) - 1
     start, end = words[first][0], words[last][1]
-    return [k for k, (a, b) in enumerate(token_spans(source, "en")) if a >= start and b <= end]
+    return tuple(k for k, (a, b) in enumerate(token_spans(source, "en")) if a >= start and b <= end)
 
 
 def _word_spans(text: str) -> list[tuple[int, int]]:
@@ -96,7 +99,8 @@ class EntityAlignment:
         keys = ["source", "translation", "entity_index", "occupation"]
         rows = frame.filter(pl.col("translation").is_not_null()).select(keys).unique(maintain_order=True)
         pairs = rows.select("source", "translation").unique(maintain_order=True)
-        src_tokens = [tokenize(s, "en") for s in pairs["source"].to_list()]
+        english = {s: tokenize(s, "en") for s in pairs["source"].unique().to_list()}  # a source per system
+        src_tokens = [english[s] for s in pairs["source"].to_list()]
         tgt_tokens = [tokenize(t, lang) for t in pairs["translation"].to_list()]
         links = align(src_tokens, tgt_tokens, method=self.method)
         pair_index = {pair: k for k, pair in enumerate(pairs.iter_rows())}
