@@ -1,9 +1,9 @@
 """Vectors of a few words from a fastText ``.bin`` model, read straight from the file.
 
 Loading a model whole (``fasttext.load_model``) costs its full size in memory (about 7 GB for
-``cc.en.300.bin``), while the embedding study needs a few thousand words. This reader maps the file,
-walks its dictionary once keeping only the ids of the words asked for, and reads only the rows of
-the input matrix those words use: each word's own row (when it is in the vocabulary) and the rows
+``cc.en.300.bin``), while the embedding study needs a few thousand words. This reader walks the file's
+dictionary once, in pieces, keeping only the ids of the words asked for, and reads only the rows
+of the input matrix those words use: each word's own row (when it is in the vocabulary) and the rows
 of its character n-grams. Memory grows with the words asked for, not with the vocabulary.
 
 A word's vector is what fastText's ``get_word_vector`` returns, to the bit: the mean of those rows,
@@ -27,7 +27,7 @@ and its row is ``nwords + hash % bucket``. ``</s>`` (the end-of-sentence word) h
 
 from __future__ import annotations
 
-import mmap
+import os
 import struct
 from pathlib import Path
 from typing import Iterable
@@ -42,13 +42,15 @@ EOS = "</s>"
 SUPERVISED = 3  # fastText's model_name::sup
 _ARGS = struct.Struct("<12id")
 _DICT = struct.Struct("<iiiqq")
+HEADER_BYTES = 8 + _ARGS.size + _DICT.size
+_CHUNK = 1 << 22  # the dictionary is read in pieces of 4 MiB
 
 
 class ModelHeader:
-    """What the reader needs of a model: its arguments, and where its parts start in the file."""
+    """What the reader needs of a model: its arguments, and where its dictionary starts in the file."""
 
-    def __init__(self, path: Path, data) -> None:
-        if len(data) < 8 + _ARGS.size + _DICT.size:
+    def __init__(self, path: Path, data: bytes) -> None:
+        if len(data) < HEADER_BYTES:
             raise ConfigError(f"{path}: not a fastText .bin model (too short)")
         magic, version = struct.unpack_from("<ii", data, 0)
         if magic != MAGIC:
@@ -59,9 +61,8 @@ class ModelHeader:
         self.dim, self.bucket, self.minn, self.maxn = args[0], args[8], args[9], args[10]
         if version == 11 and args[7] == SUPERVISED:
             self.maxn = 0  # as fastText reads them: old supervised models have no character n-grams
-        at = 8 + _ARGS.size
-        self.size, self.nwords, _, _, self.prune_size = _DICT.unpack_from(data, at)
-        self.words_at = at + _DICT.size
+        self.size, self.nwords, _, _, self.prune_size = _DICT.unpack_from(data, 8 + _ARGS.size)
+        self.words_at = HEADER_BYTES
 
 
 def _fnv(ngram: bytes) -> int:
@@ -91,52 +92,55 @@ def ngram_buckets(word: str, minn: int, maxn: int, bucket: int) -> list[int]:
     return out
 
 
-def _find_words(path: Path, data, header: ModelHeader, wanted: set[bytes]) -> tuple[dict[bytes, int], int]:
-    """The dictionary ids of the wanted words it holds, and where the dictionary ends."""
+def _find_words(path: Path, fh, header: ModelHeader, wanted: set[bytes]) -> tuple[dict[bytes, int], int]:
+    """The dictionary ids of the wanted words it holds, and where the dictionary ends; read in
+    pieces, so that memory holds one piece, not the dictionary."""
     ids: dict[bytes, int] = {}
-    at, end = header.words_at, len(data)
-    find = data.find
-    for k in range(header.size):
-        stop = find(b"\0", at)
-        if stop < 0 or stop + 10 > end:
-            raise ConfigError(f"{path}: the dictionary ends early (entry {k} of {header.size})")
-        word = data[at:stop]
+    fh.seek(header.words_at)
+    buffer, base, at, k = b"", header.words_at, 0, 0
+    while k < header.size:
+        stop = buffer.find(b"\0", at)
+        if stop < 0 or stop + 10 > len(buffer):  # the entry goes on in the next piece
+            more = fh.read(_CHUNK)
+            if not more:
+                raise ConfigError(f"{path}: the dictionary ends early (entry {k} of {header.size})")
+            buffer, base, at = buffer[at:] + more, base + at, 0
+            continue
+        word = buffer[at:stop]
         if word in wanted:
             ids.setdefault(word, k)
         at = stop + 10  # the NUL, an int64 count, an int8 type
-    return ids, at
+        k += 1
+    return ids, base + at
 
 
 def read_bin_vectors(path: Path, words: Iterable[str]) -> tuple[list[str], np.ndarray, np.ndarray, int]:
     """``(words, matrix, found, dim)``: one float32 row per distinct word, as fastText computes it;
-    ``found`` says which words are in the model's vocabulary (the others have n-gram vectors)."""
+    ``found`` says which words are in the model's vocabulary (the others have n-gram vectors). Only
+    the rows those words use are read from the file (no mapping of it, no copy of the matrix)."""
     order = list(dict.fromkeys(words))
     if not path.is_file():
         raise ConfigError(f"{path}: fastText model not found")
     with open(path, "rb") as fh:
-        try:
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # an empty file
-            raise ConfigError(f"{path}: not a fastText .bin model (empty)") from None
-    with data:
-        header = ModelHeader(path, data)
-        ids, at = _find_words(path, data, header, {w.encode("utf-8") for w in order})
+        header = ModelHeader(path, fh.read(HEADER_BYTES))
+        ids, at = _find_words(path, fh, header, {w.encode("utf-8") for w in order})
         prune = None
         if header.prune_size > 0:
-            pairs = np.frombuffer(data, "<i4", count=2 * header.prune_size, offset=at).reshape(-1, 2)
+            fh.seek(at)
+            pairs = np.frombuffer(fh.read(8 * header.prune_size), "<i4").reshape(-1, 2)
             prune = dict(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist()))
         at += 8 * max(header.prune_size, 0)
-        if at + 17 > len(data):
+        fh.seek(at)
+        head = fh.read(17)
+        if len(head) < 17:
             raise ConfigError(f"{path}: the model ends before its input matrix")
-        if data[at]:
+        if head[0]:
             raise ConfigError(f"{path}: a quantized model (.ftz); use the full .bin model or its .vec file")
-        rows, dim = struct.unpack_from("<qq", data, at + 1)
-        start = at + 17
-        if dim != header.dim or start + 4 * rows * dim > len(data):
+        rows, dim = struct.unpack_from("<qq", head, 1)
+        start, row_bytes = at + 17, 4 * dim
+        if dim != header.dim or start + row_bytes * rows > os.fstat(fh.fileno()).st_size:
             raise ConfigError(f"{path}: the input matrix ({rows} x {dim}) does not fit the model's header "
                               f"(dimension {header.dim}) or the file's size")
-    matrix_rows = np.memmap(path, dtype="<f4", mode="r", offset=start, shape=(rows, dim))
-    try:
         matrix = np.zeros((len(order), dim), dtype=np.float32)
         found = np.zeros(len(order), dtype=bool)
         for k, word in enumerate(order):
@@ -153,9 +157,7 @@ def read_bin_vectors(path: Path, words: Iterable[str]) -> tuple[list[str], np.nd
                 used.append(header.nwords + h)
             if used:
                 total = np.zeros(dim, dtype=np.float32)
-                for row in used:
-                    total += matrix_rows[row]
+                for row in used:  # added one by one, in fastText's order and precision
+                    total += np.frombuffer(os.pread(fh.fileno(), row_bytes, start + row * row_bytes), "<f4")
                 matrix[k] = total * np.float32(1.0 / len(used))
-    finally:
-        del matrix_rows
     return order, matrix, found, dim
