@@ -245,8 +245,8 @@ def model_cache() -> Path:
 
 
 def _trained(corpus: str) -> tuple[tuple[str, bytes], tuple[str, bytes]]:
-    """The forward and reverse probability files (name, content) of models trained on ``corpus`` (numbered words,
-    "src ||| tgt" lines). Training is deterministic (one thread), so the files are kept under the
+    """The forward and reverse probability files (name, content) of models trained on ``corpus``
+    (numbered words, "src ||| tgt" lines). Training is deterministic (one thread), so the files are kept under the
     hash of everything that decides them — the corpus, the options, the threads and the wheel's
     version — and scoring the same pairs again (a rescore, the same outputs in another run) reads
     them instead of training. Training runs in a child process of this same interpreter,

@@ -160,8 +160,8 @@ def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.Data
         heading = contents.h3("Male and female renderings per set")
         shown = sets.filter(pl.col("metric").is_in(["p_m", "p_f"]))
         png, drawn = plots.proportion_bars(shown, colours, limit=MAX_SETS_DRAWN)
-        section["proportions"] = {"heading": heading, "figure": _figure(png, f"{suite}: p_m and p_f per set and system"),
-                                  "drawn": drawn, "total": shown["subset"].n_unique()}
+        section["proportions"] = {"heading": heading, "drawn": drawn, "total": shown["subset"].n_unique(),
+                                  "figure": _figure(png, f"{suite}: p_m and p_f per set and system")}
     grid = tables.pairwise_grid(part, systems)
     if grid:
         section["pairwise"] = {"heading": contents.h3("Paired comparisons"), "grid": grid, "tgbi": "tgbi" in kinds}
