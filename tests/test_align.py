@@ -181,6 +181,24 @@ def test_fast_align_is_repeatable_and_case_insensitive():
     assert align([[w.upper() for w in s] for s in src], [[w.title() for w in t] for t in tgt]) == first
 
 
+def test_trained_models_are_kept_and_reused_for_the_same_pairs(monkeypatch):
+    """Training is deterministic, so its models are kept under the hash of the corpus: aligning the
+    same pairs again reads them (no training: a trainer that would fail is never started) and gives
+    the same links; other pairs train models of their own."""
+    pairs = synthetic_corpus(200, LOCAL)
+    src, tgt = [p[0] for p in pairs], [p[1] for p in pairs]
+    folder = align_module.model_cache()
+    before = set(folder.glob("*")) if folder.exists() else set()
+    first = align(src, tgt)
+    kept = set(folder.glob("*")) - before
+    assert sorted(p.suffix for p in kept) == [".fwd", ".rev"]
+    monkeypatch.setattr(align_module, "_TRAIN", "raise SystemExit('trained again')")
+    assert align([[w.upper() for w in s] for s in src], tgt) == first  # the same corpus once numbered
+    assert set(folder.glob("*")) - before == kept
+    with pytest.raises(RuntimeError, match="trained again"):
+        align(src[:-1], tgt[:-1])
+
+
 # --- symmetrization --------------------------------------------------------------------------
 
 # Five source and five target words. Forward: each target word's source word; reverse: each

@@ -85,6 +85,49 @@ def test_bin_vectors_and_subwords(models):
     assert np.linalg.norm(vectors.get("nurses")) > 0  # an unseen word still has a subword vector
 
 
+def test_bin_reader_gives_fasttexts_vectors_bit_for_bit(models):
+    """The .bin reader's vectors are fastText's own ``get_word_vector``, to the bit: words of the
+    vocabulary, unseen words (character n-grams only), non-ASCII ones (n-grams cut at character
+    boundaries, bytes hashed as signed chars), the end-of-sentence word, one letter, the empty word."""
+    path, _, model = models["it"]
+    words = ["lei", "infermiera", "cucina", "infermieri", "città", "perché", "ärztin", "日本語", "</s>", "x", "",
+             "lei lui"]
+    vectors = load_vectors(path, words)
+    vocabulary = set(model.words)
+    for k, word in enumerate(words):
+        expected = model.get_word_vector(word)
+        assert vectors.matrix[k].dtype == np.float32 and np.array_equal(vectors.matrix[k], expected), word
+        assert vectors.found[k] == (word in vocabulary), word
+    assert vectors.found[:3].all() and not vectors.found[3:8].any()
+
+
+def test_bin_models_are_read_without_the_fasttext_library(models):
+    """Reading a .bin never loads the model through fastText (which holds all of it in memory: ~7 GB
+    for cc.en.300.bin): with the library made unimportable the vectors are still read."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['fasttext'] = None\n"
+            "from biaseval.metrics.word_vectors import load_vectors\n"
+            f"v = load_vectors({str(models['en'][0])!r}, ['nurse', 'nurses'])\n"
+            "print(v.found.tolist(), float(abs(v.matrix).sum()) > 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[True, False] True"
+
+
+def test_cut_bin_models_are_named(models, tmp_path):
+    data = models["en"][0].read_bytes()
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(data[:200])
+    with pytest.raises(ConfigError, match=r"cut\.bin: the dictionary ends early"):
+        load_vectors(cut, ["she"])
+    short = tmp_path / "short.bin"
+    short.write_bytes(data[:len(data) // 2])  # inside the input matrix
+    with pytest.raises(ConfigError, match=r"short\.bin: the input matrix .* does not fit"):
+        load_vectors(short, ["she"])
+
+
 def test_vec_and_bin_agree(models):
     bin_path, vec_path, _ = models["it"]
     a = load_vectors(bin_path, ["lei", "lui", "cucina"])

@@ -349,6 +349,32 @@ def test_occupation_and_embedding_sections(tmp_path):
     assert "http://" not in page and "https://" not in page
 
 
+def test_proportion_chart_draws_at_most_forty_sets_and_the_table_has_all(tmp_path):
+    """A template suite with 45 sets: the p_m/p_f chart draws the first 40 (a chart of a thousand sets
+    took half a minute to draw, unreadable) and says so; the metrics table lists all 45."""
+    root = tmp_path / "run"
+    root.mkdir()
+    info = {"run_id": "otsc-20260101T000000Z-abc", "config_hash": "c0ffee", "biaseval_version": "0.1.0",
+            "created_at": "2026-01-01T00:00:00+00:00", "updated_at": "2026-01-01T00:00:00+00:00",
+            "config": {"name": "otsc", "description": "", "suites": ["otsc-en"], "published": None,
+                       "metrics": {"confidence": 0.95, "bootstrap": 100, "seed": 1}},
+            "suites": {"otsc-en": {"size": 90, "fingerprint": "f" * 24, "commit": None, "dataset": None,
+                                   "version": 1, "path": "x.yaml"}},
+            "systems": {"one": {"backend": "identity", "version": "v1", "suites": ["otsc-en"]}}}
+    (root / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    sets = [f"es/variant-{k:02d}" for k in range(45)]
+    rows = [("one", "otsc-en", s, m, 0.5, 2, 0.4, 0.6) for s in sets for m in ("p_m", "p_f")]
+    pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row").write_parquet(root / "metrics.parquet")
+
+    page = render_html(root)
+    assert "The first\n40 of 45 sets are drawn" in page
+    assert all(s in page for s in sets)  # every set in the table
+    frame = pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row")
+    png, drawn = plots.proportion_bars(frame, {"one": "#1f77b4"}, limit=40)
+    assert png.startswith(PNG) and drawn == 40
+    assert plots.proportion_bars(frame.filter(pl.col("subset").is_in(sets[:3])), {"one": "#1f77b4"})[1] == 3
+
+
 def test_headline_panels():
     def frame(pairs):
         return pl.DataFrame({"subset": [s for s, _ in pairs], "metric": [m for _, m in pairs]})

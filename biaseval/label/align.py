@@ -21,7 +21,9 @@ reverse one (every source word picks at most one target word); ``symmetrize_link
     3,888 x 4 WinoMT en-es pairs 2.5-3% of pairs got different links from one run to the next.
     Single-threaded, every run gives the same links (EM has no randomness, so ``seed`` has nothing
     to set), at a price: those 15,552 pairs took 3.3 s to train instead of 2.0 s on a quiet 2-core
-    machine, about 5 s for the whole call.
+    machine, about 5 s for the whole call. Being deterministic, the trained models are kept
+    (``model_cache()``, under the hash of the corpus, the options and the wheel's version), so
+    scoring the same pairs again reads them instead of training.
 
     Its prior is on absolute position (target word j of m near source word i of n). A phrase that
     moves far (an adverb or place phrase from the end of the sentence to the front) pulls
@@ -46,8 +48,10 @@ out of training and get no links.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -170,15 +174,19 @@ def symmetrize_links(forward: Sequence[Link], reverse: Sequence[Link],
         linked_tgt.add(j)
 
     candidates = sorted((fwd | rev) - links)
+    if not candidates:  # the directions agree: nothing to grow, and final-and finds every link taken
+        return sorted(links)
     grown = True
     while grown:
         grown = False
         for i, j in candidates:
             if (i, j) in links or (i in linked_src and j in linked_tgt):
                 continue
-            if any((i + di, j + dj) in links for di, dj in _NEIGHBOURS):
-                add(i, j)
-                grown = True
+            for di, dj in _NEIGHBOURS:
+                if (i + di, j + dj) in links:
+                    add(i, j)
+                    grown = True
+                    break
     for direction in (fwd, rev):
         for i, j in sorted(direction):
             if i not in linked_src and j not in linked_tgt:
@@ -215,29 +223,73 @@ _TRAIN = ("import sys, systran_align; from ast import literal_eval; "
 
 
 def _fast_align(src: list[list[int]], tgt: list[list[int]]) -> tuple[list[list[Link]], list[list[Link]]]:
-    """Forward and reverse links of every (non-empty) pair, from models trained on them. Training
-    runs in a child process of this same interpreter, single-threaded (see the module docstring)."""
-    with tempfile.TemporaryDirectory(prefix="biaseval-align-") as tmp:
-        corpus, forward_path, reverse_path = (str(Path(tmp, name)) for name in ("corpus", "fwd", "rev"))
-        Path(corpus).write_text("".join(f"{s} ||| {t}\n" for s, t in zip(_lines(src), _lines(tgt))),
-                                encoding="utf-8")
-        env = {**os.environ, "OMP_NUM_THREADS": str(FAST_ALIGN_THREADS)}
-        done = subprocess.run([sys.executable, "-c", _TRAIN, corpus, forward_path, reverse_path,
-                               repr(_FAST_ALIGN_OPTIONS)], env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"systran-align training failed (exit {done.returncode}): "
-                               f"{done.stderr.strip()[-2000:]}")
-        n_src = 1 + max(max(s) for s in src)
-        n_tgt = 1 + max(max(t) for t in tgt)
-        forward_table = _read_table(forward_path, n_tgt)  # t(target word | source word)
-        reverse_table = _read_table(reverse_path, n_src)  # t(source word | target word)
+    """Forward and reverse links of every (non-empty) pair, from models trained on them (or the
+    models trained before on the very same corpus: ``_trained``)."""
+    corpus = "".join(f"{s} ||| {t}\n" for s, t in zip(_lines(src), _lines(tgt)))
+    (forward_name, forward_data), (reverse_name, reverse_data) = _trained(corpus)
+    n_src = 1 + max(max(s) for s in src)
+    n_tgt = 1 + max(max(t) for t in tgt)
+    forward_table = _parse_table(forward_data, forward_name, n_tgt)  # t(target word | source word)
+    reverse_table = _parse_table(reverse_data, reverse_name, n_src)  # t(source word | target word)
     forward = _viterbi(forward_table, src, tgt, n_tgt)
     reverse = [[(i, j) for j, i in links] for links in _viterbi(reverse_table, tgt, src, n_src)]
     return forward, reverse
 
 
+def model_cache() -> Path:
+    """Where trained fast_align models are kept: ``$BIASEVAL_CACHE_DIR/alignments`` (default
+    ``~/.cache/biaseval/alignments``)."""
+    from biaseval.data.datasets import cache_root
+
+    return cache_root() / "alignments"
+
+
+def _trained(corpus: str) -> tuple[tuple[str, bytes], tuple[str, bytes]]:
+    """The forward and reverse probability files (name, content) of models trained on ``corpus``
+    (numbered words, "src ||| tgt" lines). Training is deterministic (one thread), so the files are kept under the
+    hash of everything that decides them — the corpus, the options, the threads and the wheel's
+    version — and scoring the same pairs again (a rescore, the same outputs in another run) reads
+    them instead of training. Training runs in a child process of this same interpreter,
+    single-threaded (see the module docstring); a cache that cannot be written is skipped."""
+    from importlib.metadata import version
+
+    key = hashlib.sha256(repr((corpus, _FAST_ALIGN_OPTIONS, FAST_ALIGN_THREADS,
+                               version("systran-align"))).encode("utf-8")).hexdigest()[:32]
+    folder = model_cache()
+    forward, reverse = folder / f"{key}.fwd", folder / f"{key}.rev"
+    try:
+        return (str(forward), forward.read_bytes()), (str(reverse), reverse.read_bytes())
+    except OSError:
+        pass  # not trained yet
+    with tempfile.TemporaryDirectory(prefix="biaseval-align-") as tmp:
+        corpus_path, forward_tmp, reverse_tmp = (str(Path(tmp, name)) for name in ("corpus", "fwd", "rev"))
+        Path(corpus_path).write_text(corpus, encoding="utf-8")
+        env = {**os.environ, "OMP_NUM_THREADS": str(FAST_ALIGN_THREADS)}
+        done = subprocess.run([sys.executable, "-c", _TRAIN, corpus_path, forward_tmp, reverse_tmp,
+                               repr(_FAST_ALIGN_OPTIONS)], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"systran-align training failed (exit {done.returncode}): "
+                               f"{done.stderr.strip()[-2000:]}")
+        trained = (forward_tmp, Path(forward_tmp).read_bytes()), (reverse_tmp, Path(reverse_tmp).read_bytes())
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for made, kept in ((forward_tmp, forward), (reverse_tmp, reverse)):  # each renamed in whole
+                staged = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
+                shutil.copyfile(made, staged)
+                os.replace(staged, kept)
+        except OSError:
+            pass  # a read-only or full cache: this training is used once, and not kept
+    return trained
+
+
 def _read_table(path: str, n_generated: int) -> tuple[np.ndarray, np.ndarray]:
-    """A systran-align probability file as ``(keys, probabilities)``, keys sorted.
+    """A systran-align probability file as ``(keys, probabilities)``, keys sorted (``_parse_table``)."""
+    return _parse_table(Path(path).read_bytes(), str(path), n_generated)
+
+
+def _parse_table(data: bytes, path: str, n_generated: int) -> tuple[np.ndarray, np.ndarray]:
+    """The content of a systran-align probability file (``path`` names it in errors) as ``(keys,
+    probabilities)``, keys sorted.
 
     ``key = (conditioning word + 1) * n_generated + generated word``, so the null word (conditioning
     word -1) has keys below ``n_generated``. Words are this module's word numbers (``_encode``),
@@ -250,7 +302,6 @@ def _read_table(path: str, n_generated: int) -> tuple[np.ndarray, np.ndarray]:
     word number, int32 entry count, and that many (int32 generated word number, float32
     probability). Entries under the training beam threshold are not stored.
     """
-    data = Path(path).read_bytes()
     version, n_words = np.frombuffer(data, "<i4", count=2)
     if version != 2:
         raise RuntimeError(f"{path}: systran-align probability file version {version}; "

@@ -20,6 +20,7 @@ language, not millions).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import polars as pl
 
@@ -34,10 +35,12 @@ OUTPUT = {"label": pl.String, "reason": pl.String, "evidence": pl.String}
 NEEDS = ("tgt_lang", "source", "translation", "entity_index", "occupation")
 
 
-def entity_tokens(source: str, entity_index: int, entity: str) -> list[int]:
+@lru_cache(maxsize=65536)
+def entity_tokens(source: str, entity_index: int, entity: str) -> tuple[int, ...]:
     """Indices of ``tokenize(source, "en")`` tokens covering the entity (its ``len(entity.split())``
     whitespace words from word ``entity_index``) and an article right before it (or right before an
-    inserted adjective, which is left out)."""
+    inserted adjective, which is left out). Cached: a run asks for each source's entity once per
+    system and target language."""
     words = _word_spans(source)
 
     def word(k: int) -> str:
@@ -50,7 +53,7 @@ def entity_tokens(source: str, entity_index: int, entity: str) -> list[int]:
         before -= 1
     if before >= 0 and word(before) in ARTICLES:
         ranges.append(words[before])
-    return [k for k, (a, b) in enumerate(token_spans(source, "en")) if any(a >= s and b <= e for s, e in ranges)]
+    return tuple(k for k, (a, b) in enumerate(token_spans(source, "en")) if any(a >= s and b <= e for s, e in ranges))
 
 
 def _word_spans(text: str) -> list[tuple[int, int]]:
@@ -111,7 +114,8 @@ class EntityAlignment:
         keys = ["source", "translation", "entity_index", "occupation"]
         rows = frame.filter(pl.col("translation").is_not_null()).select(keys).unique(maintain_order=True)
         pairs = rows.select("source", "translation").unique(maintain_order=True)
-        src_tokens = [tokenize(s, "en") for s in pairs["source"].to_list()]
+        english = {s: tokenize(s, "en") for s in pairs["source"].unique().to_list()}  # a source per system
+        src_tokens = [english[s] for s in pairs["source"].to_list()]
         tgt_tokens = [tokenize(t, lang) for t in pairs["translation"].to_list()]
         links = align(src_tokens, tgt_tokens, method=self.method)
         pair_index = {pair: k for k, pair in enumerate(pairs.iter_rows())}

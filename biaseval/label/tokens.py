@@ -4,8 +4,9 @@ Words are runs of letters, digits, marks and inner hyphens; every other non-spac
 token of its own. Hebrew points and Arabic diacritics (harakat, tanwīn, shadda) belong to their word:
 "المدرّس" and "شخصاً" are one token each. An elided article or preposition keeps its apostrophe and
 becomes its own token ("l'infermiera" -> "l'", "infermiera"; "dell'avvocata" -> "dell'",
-"avvocata"), so the article can be aligned and read apart from its noun. English clitics stay whole ("didn't", "nurse's"), matching
-how WinoMT counts the entity's word index (whitespace-separated words).
+"avvocata"), so the article can be aligned and read apart from its noun. English clitics stay whole
+("didn't", "nurse's"), matching how WinoMT counts the entity's word index (whitespace-separated
+words).
 """
 
 from __future__ import annotations

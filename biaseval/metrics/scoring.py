@@ -310,9 +310,11 @@ def pairwise_metrics(run: RunDir, config: RunConfig) -> pl.DataFrame:
     for name in config.suites:
         if SUITES.get(name).scorer == "embedding":
             continue
-        outcomes = item_outcomes(run, name)
-        if outcomes["system"].n_unique() > 1:
-            frames.append(pairwise(outcomes, name))
+        # One system has nothing to be compared with: count them before building the item × system table.
+        systems = (pl.scan_parquet(run.labels).filter(pl.col("suite") == name).select(pl.col("system").n_unique())
+                   .collect().item())
+        if systems > 1:
+            frames.append(pairwise(item_outcomes(run, name), name))
     return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
 
 

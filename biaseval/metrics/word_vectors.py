@@ -1,29 +1,30 @@
 """Word embeddings for the embedding-bias study: what a word's vector is, in each language.
 
 Three formats, chosen by ``format`` (or the file's extension):
-- ``bin``: a fastText model (``cc.en.300.bin``), through the ``fasttext-numpy2`` package. Words it
-  never saw still get a vector, from their character n-grams (``found`` says which were seen).
+- ``bin``: a fastText model (``cc.en.300.bin``), read by ``fasttext_bin.read_bin_vectors``: only the
+  dictionary entries and matrix rows of the words asked for, so a 7 GB model costs the memory of
+  those words. Words it never saw still get a vector, from their character n-grams (``found`` says
+  which were seen); every vector is the one fastText's ``get_word_vector`` gives.
 - ``vec``: fastText's text format (``cc.it.300.vec``): a "count dimension" header, then one word and
   its numbers per line. Read in one streaming pass that keeps only the words asked for, so a 7 GB
   file costs the memory of those words, not of the file; every line is still checked. A word the
   file lacks has no vector (``found`` is False and its row is zeros).
 - ``text``: word2vec or GloVe text, the same with or without the header.
 
-A .bin model is loaded once per process that scores with it (``load_vectors`` caches by path).
+Nothing is cached: a model is read again for each language pair it serves, for the words that pair needs.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Literal
 
 import numpy as np
 
-from biaseval.errors import ConfigError, MissingExtra
+from biaseval.errors import ConfigError
+from biaseval.metrics.fasttext_bin import read_bin_vectors
 
 Format = Literal["bin", "vec", "text"]
 
@@ -60,31 +61,6 @@ class Vectors:
         """Whether ``word`` (one of ``words``) has a vector: it is in the vocabulary, or gets subwords."""
         i = self.index.get(word)
         return i is not None and (self.subword or bool(self.found[i]))
-
-
-class FastTextModel:
-    """A fastText .bin model, loaded once; vectors for any word (subwords for unseen ones)."""
-
-    def __init__(self, path: Path):
-        try:
-            import fasttext
-        except ImportError:
-            raise MissingExtra("embeddings", "embeddings", "fasttext-numpy2") from None
-        if not path.is_file():
-            raise ConfigError(f"{path}: fastText model not found")
-        try:
-            self.model = fasttext.load_model(str(path))
-        except ValueError as exc:
-            raise ConfigError(f"{path}: not a fastText .bin model ({exc})") from None
-        self.dim = self.model.get_dimension()
-        self.vocabulary = set(self.model.words)
-        self.path = path
-
-    def vectors(self, words: Iterable[str]) -> Vectors:
-        words = list(dict.fromkeys(words))
-        matrix = np.array([self.model.get_word_vector(w) for w in words], dtype=np.float32).reshape(len(words), self.dim)
-        found = np.array([w in self.vocabulary for w in words], dtype=bool)
-        return Vectors(words, matrix, found, self.dim, f"{self.path.name} (fastText bin)", subword=True)
 
 
 _NUMBER = rb"[-+]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?+\d++)?+"
@@ -164,23 +140,16 @@ def read_text_vectors(path: Path, words: Iterable[str], *, expected_dim: int | N
     return Vectors(order, matrix, found, dim, f"{path.name} (text vectors)")
 
 
-@lru_cache(maxsize=4)
-def _fasttext(path: str, mtime: float) -> FastTextModel:
-    return FastTextModel(Path(path))
-
-
 def load_vectors(path: str | Path, words: Iterable[str], format: str | None = None,
                  expected_dim: int | None = None) -> Vectors:
-    """Vectors of ``words`` from an embedding file (a .bin model is loaded once per process)."""
+    """Vectors of ``words`` from an embedding file, reading only what those words need."""
     path = Path(path)
     kind = format_of(path, format)
     if kind == "bin":
-        if not path.is_file():
-            raise ConfigError(f"{path}: fastText model not found")
-        model = _fasttext(str(path.resolve()), os.path.getmtime(path))
-        if expected_dim is not None and model.dim != expected_dim:
-            raise ConfigError(f"{path}: dimension {model.dim}, expected {expected_dim}")
-        return model.vectors(words)
+        order, matrix, found, dim = read_bin_vectors(path, words)
+        if expected_dim is not None and dim != expected_dim:
+            raise ConfigError(f"{path}: dimension {dim}, expected {expected_dim}")
+        return Vectors(order, matrix, found, dim, f"{path.name} (fastText bin)", subword=True)
     return read_text_vectors(path, words, expected_dim=expected_dim)
 
 

@@ -38,6 +38,7 @@ from biaseval.run.rundir import RunDir
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MAX_OCCUPATIONS_DRAWN = 60
+MAX_SETS_DRAWN = 40  # p_m/p_f bars: a template suite can have a thousand sets; the table has them all
 MAX_OCCUPATION_CHARTS = 6  # per suite: a chart costs about a second to draw, tables are cheap
 
 
@@ -164,8 +165,10 @@ def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.Data
         section["languages"] = _languages(contents, run, part, suite, colours)
     if "proportions" in kinds:
         heading = contents.h3("Male and female renderings per set")
-        png = plots.proportion_bars(sets.filter(pl.col("metric").is_in(["p_m", "p_f"])), colours)
-        section["proportions"] = {"heading": heading, "figure": _figure(png, f"{suite}: p_m and p_f per set and system")}
+        shown = sets.filter(pl.col("metric").is_in(["p_m", "p_f"]))
+        png, drawn = plots.proportion_bars(shown, colours, limit=MAX_SETS_DRAWN)
+        section["proportions"] = {"heading": heading, "drawn": drawn, "total": shown["subset"].n_unique(),
+                                  "figure": _figure(png, f"{suite}: p_m and p_f per set and system")}
     grid = tables.pairwise_grid(part, systems)
     if grid:
         section["pairwise"] = {"heading": contents.h3("Paired comparisons"), "grid": grid, "tgbi": "tgbi" in kinds}
