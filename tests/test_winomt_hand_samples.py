@@ -34,7 +34,7 @@ def labelled_sample(lang: str) -> pl.DataFrame:
     sources = parse_rows(data.path(AGGREGATE), read_lines(data.path(AGGREGATE)))
     rows = []
     for a in read_annotations(HAND_DIR / f"google.{lang}.csv"):
-        gold, index, sentence, entity = sources[a["index"]]
+        _gold, index, sentence, entity = sources[a["index"]]
         assert a["entity"].lower().removeprefix("the ") == entity.lower()  # the index points at this entity
         rows.append({"source": sentence, "translation": a["translation"], "entity_index": index,
                      "occupation": entity, "human": HAND_GENDER[a["gender"]], "blind": a["comment"].startswith("blind")})
