@@ -81,7 +81,7 @@ def monitor(config_path: Path, dry_run: bool, address: str | None) -> None:
 
     Exits 5 when a significant change was found, 6 when a system could not be measured (provider
     down, out of quota) and nothing else changed, 0 otherwise."""
-    from biaseval.monitor.drift import run_monitor
+    from biaseval.monitor.run import run_monitor
 
     result = run_monitor(config_path, dry_run=dry_run, address=address)
     for s in result.systems:
@@ -104,7 +104,7 @@ def trend(config_path: Path, metric: str | None, system: str | None) -> None:
     """The monitor's history: each watched metric over the monitoring runs."""
     import polars as pl
 
-    from biaseval.monitor.drift import history
+    from biaseval.monitor.history import history
 
     table = history(config_path)
     if table is None:

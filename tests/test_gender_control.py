@@ -366,9 +366,9 @@ def test_a_fake_that_honours_90_percent_scores_090_within_its_interval(tmp_path,
         assert 'id="gender-control"' in html and "azure[gender=neutral]" in html
         assert len(list((tmp_path / "store").glob("azure-*"))) == 4  # one stored identity per condition
 
-        from biaseval.monitor.drift import _items
+        from biaseval.monitor.compare import suite_items
 
-        assert _items(RunDir(run), "azure[gender=female]", "otsc-en").height == 4 * PER_LANGUAGE
+        assert suite_items(RunDir(run), "azure[gender=female]", "otsc-en").height == 4 * PER_LANGUAGE
 
         before = fake.count
         again = sweep(path, tmp_path / "run")  # a rerun: every shard found under its encoded folder

@@ -12,10 +12,12 @@ import polars as pl
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import REPO
 
 from biaseval.cli import main
-from biaseval.monitor.drift import EXIT_DRIFT, EXIT_UNAVAILABLE, history, run_monitor
-from conftest import REPO
+from biaseval.monitor.history import history
+from biaseval.monitor.run import run_monitor
+from biaseval.monitor.verdict import EXIT_DRIFT, EXIT_UNAVAILABLE
 
 WINO = "WinoMT-Hindi"
 CHANGED = 60  # anti-stereotypical WinoMT lines, gold male, whose "he" becomes "she" in the "now" outputs

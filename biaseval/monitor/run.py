@@ -1,0 +1,145 @@
+"""Drift monitoring of MT systems: translate afresh, compare each system with its baseline, keep a
+history, raise the alarm when bias moved — with the evidence.
+
+``biaseval monitor --config conf/monitor.yaml`` runs the config's sweep into a new run directory of
+the monitor's store (translations refreshed: the cache is bypassed), then, per system:
+
+- availability: a system with more failed items than ``max_failed_share`` (a provider down or out
+  of quota) is reported *unavailable* and neither compared nor written to the history as if it had
+  been measured;
+- its baseline: the previous monitoring run where it was measured (default), a named run
+  (``{run: DIR}``), or another system of the config (``{system: name}``, e.g. recorded outputs);
+- per metric, the change and its 95% interval, from the two runs' bootstrap intervals by the MOVER
+  method (the runs taken as independent: conservative for the same items);
+- per suite, McNemar's test on the items' binary outcome (correct, or neutral for gender-neutral
+  sets), the list of items whose label flipped with both translations, and the share of outputs
+  whose text changed at all.
+
+A watched metric whose interval excludes 0 and whose change is at least ``threshold`` is a
+significant change; so is a suite whose McNemar p is below ``alpha`` with at least ``threshold`` of
+its items flipped. Any significant change raises the alarm: the summary goes to the notification
+command and webhook, and the command exits 5 (6 when a system was unavailable and nothing drifted).
+
+The store keeps ``runs/<run>/`` (full run directories), ``history/part-<run>.parquet`` (one row per
+run × system × suite × subset × metric, append-only) and ``status/part-<run>.parquet`` (one row per
+run × system: measured, unavailable, no baseline, and why).
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+
+from biaseval.config import load_config
+from biaseval.errors import BiasevalError, ConfigError
+from biaseval.monitor.compare import item_drift, metric_changes
+from biaseval.monitor.history import (
+    append_history,
+    previous_run,
+    read_parts,
+    store_dirs,
+)
+from biaseval.monitor.summary import notify, summarise, write_drift
+from biaseval.monitor.verdict import (
+    EXIT_DRIFT,
+    EXIT_UNAVAILABLE,
+    MonitorResult,
+    SystemDrift,
+)
+from biaseval.run.rundir import RunDir
+from biaseval.translate.credentials import redact
+
+
+def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str | None = None,
+                stream=sys.stderr) -> MonitorResult:
+    from biaseval.pipeline import sweep
+    from biaseval.run.driver import new_run_id
+
+    config_path = Path(config_path)
+    config = load_config(config_path)
+    monitor = config.monitor
+    if monitor is None:
+        raise ConfigError(f"{config_path}: no monitor: section (store, baselines, threshold, notify)")
+    config_dir = config_path.resolve().parent
+    runs_dir, history_dir, status_dir = store_dirs(config, config_dir)
+    now = datetime.now(timezone.utc)
+    # One id for the whole monitoring run: its folder in the store, the sweep's run.json, metrics and
+    # shards, drift.json, the notification, history and status rows (and later runs' baseline_run).
+    run_id = new_run_id(config)
+    out = runs_dir / run_id
+    previous_status = read_parts(status_dir)
+
+    baseline_only = {b["system"] for b in monitor.baselines.values() if isinstance(b, dict) and "system" in b}
+    monitored = [s for s in config.systems if s not in baseline_only]
+    run: RunDir | None = None
+    sweep_error = ""
+    try:
+        summary = sweep(config_path, out, refresh=True, address=address, stream=stream, run_id=run_id)
+        run = summary.run
+    except BiasevalError as exc:
+        sweep_error = redact(str(exc))
+
+    systems: list[SystemDrift] = []
+    metrics = pl.read_parquet(run.metrics) if run else None
+    labels = pl.read_parquet(run.labels, columns=["system", "label", "error"]) if run else None
+    for system in monitored:
+        if run is None:
+            systems.append(SystemDrift(system, "unavailable", f"the sweep failed: {sweep_error}"))
+            continue
+        mine = labels.filter(pl.col("system") == system)
+        failed = mine.filter(pl.col("label").is_null())
+        if mine.height and failed.height / mine.height > monitor.max_failed_share:
+            first = failed["error"].drop_nulls().head(1).to_list()
+            systems.append(SystemDrift(system, "unavailable",
+                                       f"{failed.height} of {mine.height} items failed"
+                                       + (f"; first error: {first[0]}" if first else "")))
+            continue
+        spec = monitor.baselines.get(system, "previous")
+        if isinstance(spec, dict) and "system" in spec:
+            base_run, base_system, described = run, spec["system"], f"system {spec['system']} (this run)"
+        elif isinstance(spec, dict):
+            base_run, base_system, described = RunDir(Path(spec["run"])), system, f"run {spec['run']}"
+        else:
+            base_run = previous_run(previous_status, runs_dir, system)
+            base_system, described = system, f"previous run {base_run.root.name}" if base_run else "previous run"
+        if base_run is None or not base_run.metrics.exists():
+            systems.append(SystemDrift(system, "no baseline", "first measurement: nothing to compare with yet",
+                                       described))
+            continue
+        base_metrics = pl.read_parquet(base_run.metrics).filter(pl.col("system") == base_system)
+        changes = metric_changes(metrics.filter(pl.col("system") == system), base_metrics, monitor)
+        suite_info, flips = [], []
+        for suite in config.suites:
+            if suite in config.suites_of(system) and suite in _suites_of(base_run, base_system):
+                info, f = item_drift(run, system, base_run, base_system, suite, monitor)
+                suite_info.append(info)
+                flips.append(f)
+        drift = bool(changes["significant"].any()) or any(i["significant"] for i in suite_info)
+        systems.append(SystemDrift(system, "drift" if drift else "ok", "", described,
+                                   base_run.read_run()["run_id"], changes, suite_info,
+                                   pl.concat(flips) if flips else None))
+
+    alarm = any(s.status == "drift" for s in systems)
+    unavailable = any(s.status == "unavailable" for s in systems)
+    exit_code = EXIT_DRIFT if alarm else (EXIT_UNAVAILABLE if unavailable else 0)
+    summary_doc = summarise(run_id, now, systems, alarm, out if run else None)
+    rows = 0
+    if run is not None:
+        write_drift(run, systems, summary_doc, monitor)
+    if not dry_run:
+        rows = append_history(history_dir, status_dir, run_id, now, metrics, systems)
+        if alarm:
+            notify(monitor, summary_doc, stream)
+    if run is not None:  # the report with the drift trends of the whole history
+        from biaseval.pipeline import write_report
+
+        write_report(run, history=read_parts(history_dir))
+    return MonitorResult(run, run_id, systems, alarm, exit_code, rows, summary_doc)
+
+
+def _suites_of(run: RunDir, system: str) -> list[str]:
+    info = run.read_run() or {}
+    return info.get("systems", {}).get(system, {}).get("suites", [])

@@ -1,0 +1,106 @@
+"""What a monitoring run tells people: the summary document (drift.json), drift.md, the flips
+table, and the notification (command and webhook)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from biaseval.config import MonitorConfig
+from biaseval.monitor.verdict import SystemDrift
+from biaseval.run.rundir import RunDir, write_parquet_atomic, write_text_atomic
+from biaseval.translate.credentials import redact
+
+
+def summarise(run_id: str, now: datetime, systems: list[SystemDrift], alarm: bool, out: Path | None) -> dict:
+    return {
+        "run_id": run_id, "created_at": now.isoformat(timespec="seconds"), "alarm": alarm,
+        "run_dir": str(out) if out else None,
+        "systems": [{
+            "system": s.system, "status": s.status, "message": s.message, "baseline": s.baseline,
+            "significant_changes": (s.changes.filter(pl.col("significant")).select(
+                "suite", "subset", "metric", "value", "baseline_value", "change", "change_low", "change_high").to_dicts()
+                if s.changes is not None else []),
+            "suites": s.suites,
+        } for s in systems],
+    }
+
+
+def write_drift(run: RunDir, systems: list[SystemDrift], summary: dict, monitor: MonitorConfig) -> None:
+    """drift.json, drift.md and drift/flips.parquet in the monitoring run's directory."""
+    write_text_atomic(run.root / "drift.json", json.dumps(summary, indent=2, default=str) + "\n")
+    flips = [s.flips.with_columns(pl.lit(s.system).alias("system"), pl.lit(s.baseline).alias("baseline"))
+             for s in systems if s.flips is not None and s.flips.height]
+    if flips:
+        write_parquet_atomic(pl.concat(flips).to_arrow(), run.root / "drift" / "flips.parquet")
+    write_text_atomic(run.root / "drift.md", drift_markdown(systems, summary, monitor))
+
+
+def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorConfig) -> str:
+    lines = [f"# Drift: {summary['run_id']}", "",
+             f"Alarm: **{'yes' if summary['alarm'] else 'no'}** (a watched metric changed by at least "
+             f"{monitor.threshold:g} with its 95% interval excluding 0, or McNemar p < {monitor.alpha:g} with at "
+             f"least {monitor.threshold:.0%} of the items flipped).", ""]
+    for s in systems:
+        lines += [f"## {s.system}: {s.status}", ""]
+        if s.message:
+            lines += [s.message, ""]
+        if s.baseline:
+            lines += [f"Baseline: {s.baseline}", ""]
+        if s.suites:
+            lines += ["| suite | items | labels flipped | better / worse | McNemar p | text changed |",
+                      "|---|---|---|---|---|---|"]
+            for i in s.suites:
+                lines.append(f"| {i['suite']} | {i['items']} | {i['flipped']} ({i['flipped_share']:.1%}) | "
+                             f"{i['better']} / {i['worse']} | {i['mcnemar_p']:.3g} | {i['text_changed_share']:.1%} |")
+            lines.append("")
+        if s.changes is not None and s.changes.height:
+            watched = s.changes.filter(pl.col("metric").is_in(list(monitor.watch))).sort(
+                "significant", pl.col("change").abs(), descending=True)
+            lines += ["| suite | subset | metric | baseline | now | change [95% CI] | significant |",
+                      "|---|---|---|---|---|---|---|"]
+            for r in watched.head(40).iter_rows(named=True):
+                lines.append(f"| {r['suite']} | {r['subset']} | {r['metric']} | {r['baseline_value']:.4f} | "
+                             f"{r['value']:.4f} | {r['change']:+.4f} [{r['change_low']:+.4f}, {r['change_high']:+.4f}] | "
+                             f"{'**yes**' if r['significant'] else ''} |")
+            lines.append("")
+        if s.flips is not None and s.flips.height:
+            lines += [f"Flipped labels (first {monitor.flips_in_report} of {s.flips.height}):", "",
+                      "| suite | item | baseline label | now | baseline translation | translation now |",
+                      "|---|---|---|---|---|---|"]
+            for r in s.flips.head(monitor.flips_in_report).iter_rows(named=True):
+                lines.append(f"| {r['suite']} | {r['item_id']} | {r['label_base']} | {r['label']} | "
+                             f"{_cell(r['translation_base'])} | {_cell(r['translation'])} |")
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str | None) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def notify(monitor: MonitorConfig, summary: dict, stream) -> None:
+    """Send the summary to the configured command (JSON on stdin) and webhook (JSON POST)."""
+    payload = json.dumps(summary, default=str).encode()
+    if monitor.notify.command:
+        try:
+            done = subprocess.run(monitor.notify.command, shell=True, input=payload, capture_output=True,
+                                  timeout=monitor.notify.timeout_s)
+            if done.returncode != 0:
+                print(f"monitor: notification command exited {done.returncode}: "
+                      f"{redact(done.stderr.decode(errors='replace'))[:500]}", file=stream)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            print(f"monitor: notification command failed: {redact(str(exc))}", file=stream)
+    if monitor.notify.webhook:
+        request = urllib.request.Request(monitor.notify.webhook, data=payload, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=monitor.notify.timeout_s) as response:
+                response.read()
+        except OSError as exc:
+            print(f"monitor: webhook failed: {redact(str(exc))}", file=stream)
