@@ -5,7 +5,8 @@ The estimate (``planned``) is the cost guard's (``biaseval.run.estimate``) for t
 out to send. The actual cost (``billed``) counts each distinct text this run sent once per system
 (the same sentence in two items was sent once), with the units its row records: the characters the
 provider billed (``billed_chars``: DeepL's ``billed_characters``, Azure's ``sourceCharacters``, the
-source's code points for Google and Amazon) and the tokens of an LLM (``input_tokens`` /
+source's code points for Google and Amazon, and for a backend that records none the source's
+characters where it answered) and the tokens of an LLM (``input_tokens`` /
 ``output_tokens``, including the replies that were answered but split and sent again). A request
 that failed (an error status, a throttle) is counted as not billed, as these providers bill only
 what they translate; ``sent_chars`` counts the characters of every attempt, failed ones included,
@@ -23,7 +24,8 @@ from biaseval.run.rundir import RunDir
 from biaseval.run.translation_store import KEY
 from biaseval.translate.base import TokenEstimate
 
-ROW_COLUMNS = ["system", *KEY, "cached", "attempts", "billed_chars", "input_tokens", "output_tokens"]
+ROW_COLUMNS = ["system", *KEY, "translation", "rejected", "cached", "attempts", "billed_chars", "input_tokens",
+               "output_tokens"]
 
 
 def planned(estimates: list[SystemEstimate]) -> dict:
@@ -56,7 +58,7 @@ def billed_from_rows(rows: pl.DataFrame, config: RunConfig) -> dict:
             continue
         sums = mine.select(
             pl.len().alias("texts"),
-            pl.col("billed_chars").cast(pl.Int64).sum().alias("billed_chars"),
+            _billed_chars().sum().alias("billed_chars"),
             pl.col("input_tokens").cast(pl.Int64).sum().alias("input_tokens"),
             pl.col("output_tokens").cast(pl.Int64).sum().alias("output_tokens"),
             (pl.col("attempts").cast(pl.Int64) * pl.col("source").str.len_chars()).sum().alias("sent_chars"),
@@ -72,6 +74,16 @@ def billed_from_rows(rows: pl.DataFrame, config: RunConfig) -> dict:
     return {"systems": systems, "total": _total(systems)}
 
 
+def _billed_chars() -> pl.Expr:
+    """A row's billed characters: as recorded, else (a backend that reports none, and no tokens either)
+    its source's characters where the provider answered, 0 where the request failed."""
+    answered = pl.col("translation").is_not_null() | pl.col("rejected").is_not_null()
+    no_tokens = pl.col("input_tokens").is_null() & pl.col("output_tokens").is_null()
+    return (pl.when(pl.col("billed_chars").is_not_null()).then(pl.col("billed_chars").cast(pl.Int64))
+            .when(answered & no_tokens).then(pl.col("source").str.len_chars().cast(pl.Int64))
+            .otherwise(0))
+
+
 def _total(systems: dict) -> float | None:
     costs = [s["cost"] for s in systems.values() if s["cost"] is not None]
     return sum(costs) if costs else None
@@ -83,6 +95,8 @@ def cost_lines(cost: dict | None) -> list[tuple[str, str, str, str]]:
         return []
     actual, plan = cost.get("billed") or {"systems": {}}, cost.get("planned") or {"systems": {}}
     names = sorted(set(actual["systems"]) | set(plan["systems"]))
+    if not names:  # recorded outputs only: nothing sent, nothing billed
+        return []
     rows = []
     for name in names:
         a, p = actual["systems"].get(name, {}), plan["systems"].get(name, {})
