@@ -147,7 +147,9 @@ def test_provider_down_is_reported_and_not_recorded_as_a_measurement(tmp_path, d
     assert result.history_rows == 0 and history(path) is None
     status = pl.read_parquet(next((tmp_path / "store" / "status").glob("part-*.parquet")))
     assert status.row(0, named=True)["status"] == "unavailable"
-    assert not (tmp_path / "notified.json").exists()
+    sent = json.loads((tmp_path / "notified.json").read_text(encoding="utf-8"))  # an outage notifies, naming the error
+    assert sent["verdict"] == "unavailable" and sent["systems"][0]["message"] == google.message
+    assert "google: unavailable — 704 of 704 items failed; first error: " in sent["text"]
 
 
 def test_job_entry_point(watched):
