@@ -149,7 +149,7 @@ def test_a_first_measurement_notifies_no_one_and_records_its_cost(monitored):
     assert first.run_id not in sent and hooks["first"] == []
     assert first.systems[0].status == "no baseline" and first.systems[0].models == {"model": ["system=Team"],
                                                                                      "fingerprint": []}
-    chars = sum(len(s) for s in sources(first))  # by hand: each distinct text billed once
+    chars = sum(len(s) for s in sources(first.run))  # by hand: each distinct text billed once
     rows = pl.read_parquet(sorted((first.run.root / "translations").rglob("shard-*.parquet")))
     assert rows["billed_chars"].to_list() == rows["source"].str.len_chars().to_list()
     resent = rows.filter(pl.col("attempts") == 2)
@@ -177,12 +177,12 @@ def test_an_outage_notifies_naming_the_system_and_its_error(monitored):
     azure = system_of(body)
     assert body["verdict"] == "unavailable" and azure["status"] == "unavailable"
     assert azure["message"].startswith(f"{TEXTS} of {TEXTS} items failed; first error: gave up after 2 attempts: "
-                                       f"HTTP 503")
+                                       f"AzureTranslatorError: HTTP 503 (503000): Service is temporarily unavailable.")
     assert f"azure: unavailable — {TEXTS} of {TEXTS} items failed" in body["text"]
     assert body["cost"]["billed"] == 0.0  # nothing translated, nothing billed
     billed = json.loads((outage.run.root / "run.json").read_text(encoding="utf-8"))["cost"]["billed"]["systems"]
     assert billed["azure"]["billed_chars"] == 0
-    assert billed["azure"]["sent_chars"] == 2 * sum(len(s) for s in sources(outage))  # two tries of every text
+    assert billed["azure"]["sent_chars"] == 2 * sum(len(s) for s in sources(outage.run))  # two tries of every text
     [(headers, posted)] = hooks["outage"]
     assert posted == body and headers["Authorization"] == TOKEN
     assert TOKEN not in logs["outage"].getvalue() and "secret-path-token" not in logs["outage"].getvalue()
