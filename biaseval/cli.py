@@ -70,6 +70,16 @@ def plan(config_path: Path, systems: str | None, refresh: bool) -> None:
 
     config, prepared = load(config_path, systems.split(",") if systems else None)
     click.echo(format_estimates(estimate(prepared, refresh=refresh)))
+    if config.monitor is not None and config.monitor.sample is not None:
+        from biaseval.suites.sample import detectable_change
+
+        m = config.monitor
+        for name, data in prepared.suites.items():
+            full = getattr(data, "full_size", data.size)
+            mdc = detectable_change(data.size, m.alpha, m.power, m.churn)
+            click.echo(f"monitor sample: {name}: {data.size:,} of {full:,} items (seed {m.sample.seed}); detects a "
+                       f"change of {100 * mdc:.1f} points (McNemar, alpha {m.alpha:g}, power {m.power:g}, churn "
+                       f"{m.churn:g})")
 
 
 @main.command()
@@ -105,8 +115,14 @@ def monitor(config_path: Path, dry_run: bool, address: str | None) -> None:
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path))
 @click.option("--metric", default=None, help="only this metric (e.g. acc, p_f, tgbi)")
 @click.option("--system", default=None)
-def trend(config_path: Path, metric: str | None, system: str | None) -> None:
-    """The monitor's history: each watched metric over the monitoring runs."""
+@click.option("--suite", default=None)
+@click.option("--subset", default=None, help="only this subset (e.g. all)")
+@click.option("--last", "last", type=int, default=None, help="only the latest N runs")
+@click.option("--csv", "as_csv", is_flag=True, help="CSV on stdout instead of a table")
+def trend(config_path: Path, metric: str | None, system: str | None, suite: str | None, subset: str | None,
+          last: int | None, as_csv: bool) -> None:
+    """The monitor's history over time: one row per run × series (oldest first), with the value, its
+    interval, the change from the baseline, its adjusted p and whether it was significant."""
     import polars as pl
 
     from biaseval.monitor.history import history
@@ -115,15 +131,21 @@ def trend(config_path: Path, metric: str | None, system: str | None) -> None:
     if table is None:
         click.echo("no monitoring runs yet")
         return
-    if metric:
-        table = table.filter(pl.col("metric") == metric)
-    if system:
-        table = table.filter(pl.col("system") == system)
-    wide = table.sort("created_at").pivot(on="run_id", index=["system", "suite", "subset", "metric"], values="value",
-                                          aggregate_function="first").sort("system", "suite", "subset", "metric")
-    # wide enough that no run id (a column name) is wrapped over two lines
-    with pl.Config(tbl_rows=200, tbl_cols=20, fmt_str_lengths=40, tbl_width_chars=10_000):
-        click.echo(wide)
+    for column, wanted in (("metric", metric), ("system", system), ("suite", suite), ("subset", subset)):
+        if wanted:
+            table = table.filter(pl.col(column) == wanted)
+    if last:
+        runs = table.select("run_id", "created_at").unique().sort("created_at").tail(last)["run_id"]
+        table = table.filter(pl.col("run_id").is_in(runs.to_list()))
+    columns = [c for c in ("created_at", "run_id", "system", "suite", "subset", "metric", "value", "ci_low", "ci_high",
+                           "change", "p_adjusted", "significant") if c in table.columns]
+    table = table.sort("created_at", "system", "suite", "subset", "metric").select(columns).with_columns(
+        pl.col("created_at").dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    if as_csv:
+        click.echo(table.write_csv(), nl=False)
+        return
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=10_000, tbl_hide_dataframe_shape=True):
+        click.echo(table)
 
 
 def _where(run, name: str) -> str:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from biaseval.data.yamlio import YamlDoc, read_yaml
 from biaseval.errors import ConfigError
@@ -183,6 +183,27 @@ class NotifyConfig(_Frozen):
         return value
 
 
+class SampleConfig(_Frozen):
+    """A fixed, seeded sample of each suite, stratified by target, subset and occupation: ``size`` items,
+    or as many as detecting a change of ``detect`` (McNemar, at the monitor's alpha and power) needs."""
+
+    detect: float | None = Field(default=None, gt=0, lt=1)
+    size: int | None = Field(default=None, ge=1)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "SampleConfig":
+        if (self.detect is None) == (self.size is None):
+            raise ValueError("give one of detect (a change to detect, e.g. 0.03) or size (items per suite)")
+        return self
+
+
+class HistoryConfig(_Frozen):
+    location: str | None = Field(default=None, description="folder or s3:// / gs:// URI (default: the store)")
+    retention_days: int | None = Field(default=None, ge=1, description="compaction drops older rows")
+    compact_after: int = Field(default=50, ge=2, description="parts that trigger a compaction into one file")
+
+
 class MonitorConfig(_Frozen):
     """Scheduled drift monitoring (``biaseval monitor``)."""
 
@@ -199,6 +220,13 @@ class MonitorConfig(_Frozen):
                                     "reported unavailable and not compared")
     flips_in_report: int = Field(default=20, ge=0)
     notify: NotifyConfig = NotifyConfig()
+    correction: Literal["bh", "holm", "none"] = Field(default="bh", description="over the run's tests: bh "
+                                                      "(false discovery rate), holm (family-wise error) or none")
+    power: float = Field(default=0.8, gt=0, lt=1, description="for detectable changes and sample sizes")
+    churn: float = Field(default=0.02, ge=0, lt=1, description="share of items expected to flip either way "
+                         "between two runs of an unchanged system (sizes the sample, the detectable change)")
+    sample: SampleConfig | None = Field(default=None, description="run a fixed stratified sample of each suite")
+    history: HistoryConfig = HistoryConfig()
 
 
 class CacheConfig(_Frozen):

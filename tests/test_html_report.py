@@ -206,7 +206,7 @@ def test_report_html_opens_in_chromium(chromium, run, tmp_path):
     url = path.resolve().as_uri()
     dumped = _chromium(["--dump-dom", url], tmp_path)
     assert dumped.returncode == 0, dumped.stderr.decode(errors="replace")[-2000:]
-    taken = _chromium([f"--screenshot={shot}", "--window-size=1280,4000", url], tmp_path)
+    taken = _chromium([f"--screenshot={shot}", "--window-size=1280,6000", url], tmp_path)
     assert taken.returncode == 0, taken.stderr.decode(errors="replace")[-2000:]
 
     dom_text = dumped.stdout.decode("utf-8")
@@ -236,14 +236,14 @@ def test_report_html_opens_in_chromium(chromium, run, tmp_path):
         assert data.startswith(PNG) and len(data) > 5000
     assert "Drift over time" in text and "monitor-2" in text
 
-    # the screenshot: a 1280 × 4000 PNG with something drawn on it
+    # the screenshot: a 1280 × 6000 PNG (tall enough for the suites below the drift section) with something drawn on it
     from PIL import Image
 
     data = shot.read_bytes()
     assert data.startswith(PNG) and len(data) > 50_000
     with Image.open(shot) as image:
-        assert image.size == (1280, 4000)
-        pixels = np.asarray(image.convert("RGB").resize((160, 500))).reshape(-1, 3).astype(int)
+        assert image.size == (1280, 6000)
+        pixels = np.asarray(image.convert("RGB").resize((160, 750))).reshape(-1, 3).astype(int)
     assert len({tuple(px) for px in pixels}) > 200
     assert (pixels.sum(axis=1) < 300).sum() > 500  # text and bars, not a blank page
 

@@ -13,8 +13,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import REPO
+from test_html_report import chromium  # noqa: F401  (the browser, as the report tests find it)
 
 from biaseval.cli import main
+from biaseval.config import load_config
 from biaseval.monitor.history import history
 from biaseval.monitor.run import run_monitor
 from biaseval.monitor.verdict import EXIT_DRIFT, EXIT_UNAVAILABLE
@@ -97,6 +99,46 @@ def test_changed_system_raises_the_alarm_with_evidence(watched):
     assert sent["alarm"] is True and sent["run_id"] in {first.run_id, watched[3].run_id}
 
 
+def test_changes_carry_raw_and_adjusted_p_over_one_family(watched):
+    """Each change names its test: the label shares (here N; p_m, p_f and p_n of other suites) share
+    one, Stuart–Maxwell's on the labels; Acc has McNemar's (here an exact 2·0.5^60: 60 items worse, none better), ΔS the Wald p
+    of its interval; the run's family is corrected by Benjamini–Hochberg, and its size is the
+    number of distinct tests."""
+    _, path, first, _ = watched
+    now = {s.system: s for s in first.systems}["google-now"]
+    rows = {(r["subset"], r["metric"]): r for r in now.changes.iter_rows(named=True)}
+    for subset in ("all", "anti"):
+        assert rows[(subset, "neutral")]["test"] == "labels" and rows[(subset, "neutral")]["p"] < 1e-10
+        assert rows[(subset, "acc")]["test"] == "outcome" and rows[(subset, "acc")]["p"] == pytest.approx(2 * 0.5 ** 60)
+    assert rows[("pro", "acc")]["p"] == 1.0 and rows[("all", "delta_s")]["test"] == "interval:delta_s"
+    assert now.suites[0]["mcnemar_p"] == pytest.approx(2 * 0.5 ** 60)
+    assert now.suites[0]["labels_p"] == rows[("all", "neutral")]["p"]
+    assert all(r["p_adjusted"] >= r["p"] for r in rows.values() if r["p_adjusted"] is not None)
+    watch = load_config(path).monitor.watch
+    family = {(s.system, *k) for s in first.systems if s.changes is not None
+              for k in s.changes.filter(pl.col("metric").is_in(list(watch))).select("suite", "subset", "test").iter_rows()}
+    family |= {(s.system, i["suite"], "all", "outcome") for s in first.systems for i in s.suites}
+    assert first.summary["statistics"]["tests"] == len(family) and first.summary["statistics"]["correction"] == "bh"
+    # BH by hand on the run's family: rank the raw p, p·m/rank, monotone from the top
+    raw = {}
+    for s in first.systems:
+        for r in (s.changes.iter_rows(named=True) if s.changes is not None else []):
+            if r["metric"] in watch:
+                raw[(s.system, r["suite"], r["subset"], r["test"])] = r["p"]
+    ordered = sorted(raw.items(), key=lambda kv: kv[1])
+    m, running, expected = len(ordered), 1.0, {}
+    for rank in range(m, 0, -1):
+        key, p = ordered[rank - 1]
+        running = min(running, p * m / rank)
+        expected[key] = running
+    assert rows[("all", "acc")]["p_adjusted"] == pytest.approx(expected[("google-now", "winomt-hi", "all", "outcome")])
+    assert rows[("all", "delta_s")]["p_adjusted"] == pytest.approx(
+        expected[("google-now", "winomt-hi", "all", "interval:delta_s")])
+    drift = (first.run.root / "drift.md").read_text(encoding="utf-8")
+    assert "Benjamini–Hochberg" in drift and "| adjusted p |" in drift
+    assert {"test", "p", "p_adjusted"} <= set(history(path).columns)
+
+
 def test_unchanged_system_is_quiet_and_compared_with_the_previous_run(watched):
     _, _, first, second = watched
     assert {s.system: s.status for s in first.systems}["aws"] == "no baseline"
@@ -174,7 +216,18 @@ def test_scheduling_recipes_are_consistent(data_dir):
     assert kinds == ["ServiceAccount", "Role", "RoleBinding", "CronJob"]
     workflow = yaml.safe_load((REPO / "deploy" / "github" / "monitor.yml").read_text(encoding="utf-8"))
     assert workflow[True]["schedule"][0]["cron"] == "0 6 * * 1"  # YAML 1.1 reads the key `on` as True
-    assert any("make monitor" in step.get("run", "") for step in workflow["jobs"]["monitor"]["steps"])
+    steps = workflow["jobs"]["monitor"]["steps"]
+    assert any("make monitor" in step.get("run", "") for step in steps)
+    # the store lives in object storage, restored before the run and saved after it, whatever its exit;
+    # never in actions/cache (evicted after 7 days unused: a weekly schedule's gap)
+    assert not any("actions/cache" in step.get("uses", "") for step in steps)
+    runs = [step.get("run", "") for step in steps]
+    monitor_at = next(k for k, r in enumerate(runs) if "make monitor" in r)
+    restore = next(k for k, r in enumerate(runs) if 'aws s3 sync --only-show-errors "$STORE_URI" runs/monitor' in r)
+    save = next(k for k, r in enumerate(runs) if r.endswith('runs/monitor "$STORE_URI"'))
+    assert restore < monitor_at < save and steps[save]["if"].startswith("always()")
+    store = load_config(REPO / "conf" / "monitor.yaml").monitor.store
+    assert (REPO / "conf" / store).resolve() == (REPO / "runs" / "monitor").resolve()  # the folder synced
     assert "make monitor" in (REPO / "deploy" / "cron" / "biaseval-monitor.cron").read_text(encoding="utf-8")
     assert "\nmonitor: $(STAMP)" in (REPO / "Makefile").read_text(encoding="utf-8")
 
@@ -234,3 +287,93 @@ def test_a_given_run_id_is_not_forced_on_another_run(tmp_path, data_dir):
     with pytest.raises(RunDirError, match="holds run watch-earlier, not watch-new"):
         sweep(path, out, run_id="watch-new")
     assert sorted(p.name for p in out.iterdir()) == ["run.json"]
+
+
+def _aws_recorded() -> dict:
+    aws = _paper_systems()["aws"]
+    aws["options"]["files"] = {"winomt-hi": aws["options"]["files"]["winomt-hi"]}
+    return aws
+
+
+def test_a_sample_of_each_suite_is_the_same_items_run_to_run(tmp_path, ray_local):
+    """A stratified, seeded sample of 150 of WinoMT-Hindi's 704 items: both runs translate the same
+    items (half pro, half anti, as the suite), the comparison pairs all 150, and the report states
+    the change 150 items can detect."""
+    from biaseval.suites.sample import detectable_change
+
+    path = _config(tmp_path, {"aws": _aws_recorded()}, {}, sample={"size": 150, "seed": 1})
+    first, second = run_monitor(path), run_monitor(path)
+    items = []
+    for result in (first, second):
+        info = json.loads((result.run.root / "run.json").read_text(encoding="utf-8"))
+        assert info["suites"]["winomt-hi"]["size"] == 150 and info["suites"]["winomt-hi"]["population"] == 704
+        shards = pl.read_parquet(sorted((result.run.root / "translations").rglob("shard-*.parquet")))
+        items.append(shards.sort("item_id")["item_id"].to_list())
+        assert shards.group_by("subset").len().sort("subset")["len"].to_list() == [75, 75]
+    assert items[0] == items[1] and len(set(items[0])) == 150
+    aws = second.systems[0]
+    assert aws.status == "ok" and aws.suites[0]["items"] == 150 and aws.suites[0]["flipped"] == 0
+    assert aws.suites[0]["detectable_change"] == pytest.approx(detectable_change(150, 0.05, 0.8, 0.02))
+    drift = (second.run.root / "drift.md").read_text(encoding="utf-8")
+    assert f"{100 * detectable_change(150, 0.05, 0.8, 0.02):.1f} pts" in drift
+
+
+def test_plan_shows_the_sample_its_size_from_the_change_to_detect_and_its_cost(tmp_path, data_dir):
+    from biaseval.suites.sample import detectable_change, paired_sample_size
+
+    systems = {"aws-live": {"backend": "identity", "version": "v1", "price_per_million_chars": 1000}}
+    whole = CliRunner().invoke(main, ["plan", "--config", str(_config(tmp_path, systems, {}))])
+    path = _config(tmp_path, systems, {}, sample={"detect": 0.05}, alpha=0.01)
+    result = CliRunner().invoke(main, ["plan", "--config", str(path)])
+    assert result.exit_code == 0 and whole.exit_code == 0, result.output + whole.output
+    n = paired_sample_size(0.05, 0.01, 0.8, 0.02)
+    assert n == 325  # (2.5758·√0.07 + 0.8416·√(0.07 − 0.0025))² / 0.0025 = 324.1, by hand
+    assert f"monitor sample: winomt-hi: {n} of 704 items (seed 0); detects a change of " \
+           f"{100 * detectable_change(n, 0.01, 0.8, 0.02):.1f} points" in result.output
+    rows = {}
+    for name, output in (("sample", result.output), ("whole", whole.output)):
+        parts = next(line for line in output.splitlines() if line.startswith("aws-live")).split()
+        rows[name] = (int(parts[2]), int(parts[7].replace(",", "")), float(parts[8]))
+    assert rows["whole"][0] == 704 and rows["sample"][0] == n
+    assert rows["sample"][2] == pytest.approx(rows["sample"][1] * 1000 / 1e6, abs=0.01)  # the sample's cost
+    assert 0.3 < rows["sample"][1] / rows["whole"][1] < 0.6  # about 325/704 of the characters
+
+
+def test_drift_section_reads_at_a_glance_in_chromium(watched, chromium, tmp_path):
+    """The second monitoring run's report.html in headless Chromium: the verdict comes first (before
+    any suite), then the significant changes with adjusted p, the flipped items with both texts, and
+    the trend whose caption and legend name the baseline; the screenshot shows the alarm box near
+    the top of the page."""
+    import shutil
+
+    import numpy as np
+    from PIL import Image
+
+    from test_html_report import ARTIFACTS, _chromium, _Dom
+
+    _, _, _, second = watched
+    page = second.run.root / "report.html"
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copyfile(page, ARTIFACTS / "monitor-report.html")
+    shot = ARTIFACTS / "monitor-drift-screenshot.png"
+    shot.unlink(missing_ok=True)
+    dumped = _chromium(["--dump-dom", page.resolve().as_uri()], tmp_path)
+    taken = _chromium([f"--screenshot={shot}", "--window-size=1280,3000", page.resolve().as_uri()], tmp_path)
+    assert dumped.returncode == 0 and taken.returncode == 0, taken.stderr.decode(errors="replace")[-2000:]
+    dom = _Dom(dumped.stdout.decode("utf-8"))
+    text = " ".join(" ".join(dom.text).split())
+    assert {"verdict", "drift-changes", "drift-suites", "flips"} <= set(dom.tables), dom.tables
+    assert text.index("ALARM: bias moved") < text.rindex("Accuracy and bias (WinoMT)")  # before the suites
+    assert "google-now drift" in text and "aws ok" in text and "adjusted p" in text
+    assert "google-now winomt-hi 704 60 (8.5%) 0 / 60" in text and "built-in method" not in text
+    flips = pl.read_parquet(second.run.root / "drift" / "flips.parquet").sort("system", "suite", "item_id")
+    first = flips.row(0, named=True)
+    for shown in (first["item_id"], first["translation_base"], first["translation"]):
+        assert " ".join(shown.split()) in text, shown
+    assert f"The first 20 of {CHANGED} flipped items" in text
+    assert "dashed: baseline" in text and "band: latest run's CI" in text
+    with Image.open(shot) as image:
+        assert image.size == (1280, 3000)
+        top = np.asarray(image.convert("RGB"))[:1500].reshape(-1, 3).astype(int)
+    alarm = (np.abs(top - np.array([0xFC, 0xE8, 0xE6])).sum(axis=1) <= 6).sum()
+    assert alarm > 5000  # the verdict's red box, within the first 1500 pixels of the page

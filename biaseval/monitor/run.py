@@ -36,14 +36,13 @@ import polars as pl
 
 from biaseval.config import load_config
 from biaseval.errors import BiasevalError, ConfigError
-from biaseval.monitor.compare import item_drift, metric_changes
+from biaseval.monitor import notify
+from biaseval.monitor.compare import item_drift, judge, metric_changes
 from biaseval.monitor.history import (
     append_history,
     previous_run,
-    read_parts,
     store_dirs,
 )
-from biaseval.monitor import notify
 from biaseval.monitor.events import model_change, recovery, reported_models
 from biaseval.monitor.summary import summarise, write_drift
 from biaseval.monitor.verdict import (
@@ -69,13 +68,13 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
     if not dry_run:
         notify.check(monitor.notify)
     config_dir = config_path.resolve().parent
-    runs_dir, history_dir, status_dir = store_dirs(config, config_dir)
+    runs_dir, store = store_dirs(config, config_dir)
     now = datetime.now(timezone.utc)
     # One id for the whole monitoring run: its folder in the store, the sweep's run.json, metrics and
     # shards, drift.json, the notification, history and status rows (and later runs' baseline_run).
     run_id = new_run_id(config)
     out = runs_dir / run_id
-    previous_status = read_parts(status_dir)
+    previous_status = store.read("status")
 
     baseline_only = {b["system"] for b in monitor.baselines.values() if isinstance(b, dict) and "system" in b}
     monitored = [s for s in config.systems if s not in baseline_only]
@@ -116,24 +115,28 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
                                        described, models=models, recovered=recovered))
             continue
         base_metrics = pl.read_parquet(base_run.metrics).filter(pl.col("system") == base_system)
-        changes = metric_changes(metrics.filter(pl.col("system") == system), base_metrics, monitor)
-        suite_info, flips = [], []
+        suite_info, flips, tests = [], [], {}
         for suite in config.suites:
             if suite in config.suites_of(system) and suite in _suites_of(base_run, base_system):
-                info, f = item_drift(run, system, base_run, base_system, suite, monitor)
+                info, f, t = item_drift(run, system, base_run, base_system, suite, monitor)
                 suite_info.append(info)
                 flips.append(f)
-        drift = bool(changes["significant"].any()) or any(i["significant"] for i in suite_info)
+                tests.update(t)
+        changes = metric_changes(metrics.filter(pl.col("system") == system), base_metrics, tests,
+                                 config.metrics.confidence)
         # the same system at the baseline (not another system of this run): did its provider's model change?
         changed = model_change(models, reported_models(base_run, base_system)) if base_system == system else None
-        status = "drift" if drift else ("model changed" if changed else "ok")
-        systems.append(SystemDrift(system, status, "", described, base_run.read_run()["run_id"], changes, suite_info,
+        systems.append(SystemDrift(system, "ok", "", described, base_run.read_run()["run_id"], changes, suite_info,
                                    pl.concat(flips) if flips else None, models, changed, recovered))
 
+    family = judge(systems, monitor)  # statuses: drift or ok, over the run's corrected family of tests
     alarm = any(s.status == "drift" for s in systems)
+    for drifted in systems:  # a model change with no significant change is an event of its own
+        if drifted.status == "ok" and drifted.model_change:
+            drifted.status = "model changed"
     outcome, exit_code = verdict(systems)
-    summary_doc = {**summarise(run_id, now, systems, alarm, out if run else None), "verdict": outcome,
-                   "exit_code": exit_code}
+    summary_doc = {**summarise(run_id, now, systems, alarm, out if run else None, monitor, family),
+                   "verdict": outcome, "exit_code": exit_code}
     report = monitor.notify.report_url.format(run_id=run_id) if monitor.notify.report_url else (
         str(out / "report.html") if run else None)
     # drift.json is the notification's body: what was sent is kept beside the run
@@ -143,11 +146,11 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
     if run is not None:
         write_drift(run, systems, summary_doc, monitor)
     if not dry_run:
-        rows = append_history(history_dir, status_dir, run_id, now, metrics, systems)
+        rows = append_history(store, run_id, now, metrics, systems)
     if run is not None:  # the report with the drift trends of the whole history
         from biaseval.pipeline import write_report
 
-        write_report(run, history=read_parts(history_dir))
+        write_report(run, history=store.read("history"))
     notified, undelivered = False, []
     if not dry_run and notify.due(outcome, systems, monitor.notify):
         undelivered = notify.deliver(monitor.notify, summary_doc, stream)

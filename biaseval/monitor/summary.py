@@ -14,14 +14,18 @@ from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.rundir import RunDir, write_parquet_atomic, write_text_atomic
 
 
-def summarise(run_id: str, now: datetime, systems: list[SystemDrift], alarm: bool, out: Path | None) -> dict:
+def summarise(run_id: str, now: datetime, systems: list[SystemDrift], alarm: bool, out: Path | None,
+              monitor: MonitorConfig, family: int = 0) -> dict:
     return {
         "run_id": run_id, "created_at": now.isoformat(timespec="seconds"), "alarm": alarm,
         "run_dir": str(out) if out else None,
+        "statistics": {"tests": family, "correction": monitor.correction, "alpha": monitor.alpha,
+                       "power": monitor.power, "churn": monitor.churn, "threshold": monitor.threshold},
         "systems": [{
             "system": s.system, "status": s.status, "message": s.message, "baseline": s.baseline,
             "significant_changes": (s.changes.filter(pl.col("significant")).select(
-                "suite", "subset", "metric", "value", "baseline_value", "change", "change_low", "change_high").to_dicts()
+                "suite", "subset", "metric", "value", "baseline_value", "change", "change_low", "change_high",
+                "test", "p", "p_adjusted").to_dicts()
                 if s.changes is not None else []),
             "suites": s.suites,
         } for s in systems],
@@ -39,10 +43,14 @@ def write_drift(run: RunDir, systems: list[SystemDrift], summary: dict, monitor:
 
 
 def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorConfig) -> str:
+    stats = summary["statistics"]
+    how = {"bh": "Benjamini–Hochberg (false discovery rate)", "holm": "Holm (family-wise error)",
+           "none": "no correction"}[monitor.correction]
     lines = [f"# Drift: {summary['run_id']}", "",
              f"Alarm: **{'yes' if summary['alarm'] else 'no'}** (a watched metric changed by at least "
-             f"{monitor.threshold:g} with its 95% interval excluding 0, or McNemar p < {monitor.alpha:g} with at "
-             f"least {monitor.threshold:.0%} of the items flipped).", ""]
+             f"{monitor.threshold:g} with its adjusted p < {monitor.alpha:g}, or a suite's McNemar adjusted p < "
+             f"{monitor.alpha:g} with at least {monitor.threshold:.0%} of the items flipped). The run made "
+             f"{stats['tests']} tests, corrected together by {how}.", ""]
     for s in systems:
         lines += [f"## {s.system}: {s.status}", ""]
         if s.message:
@@ -56,21 +64,25 @@ def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorCo
             lines += [f"Model changed: {', '.join(s.model_change['before'])} → "
                       f"{', '.join(s.model_change['after']) or 'none reported'}.", ""]
         if s.suites:
-            lines += ["| suite | items | labels flipped | better / worse | McNemar p | text changed |",
-                      "|---|---|---|---|---|---|"]
+            lines += ["| suite | items | labels flipped | better / worse | McNemar p (adjusted) | labels p | "
+                      "detectable change | text changed |", "|---|---|---|---|---|---|---|---|"]
             for i in s.suites:
                 lines.append(f"| {i['suite']} | {i['items']} | {i['flipped']} ({i['flipped_share']:.1%}) | "
-                             f"{i['better']} / {i['worse']} | {i['mcnemar_p']:.3g} | {i['text_changed_share']:.1%} |")
-            lines.append("")
+                             f"{i['better']} / {i['worse']} | {i['mcnemar_p']:.3g} ({i['mcnemar_p_adjusted']:.3g}) | "
+                             f"{i['labels_p']:.3g} | {100 * i['detectable_change']:.1f} pts | "
+                             f"{i['text_changed_share']:.1%} |")
+            lines += ["", f"Detectable change: the smallest shift of the outcome that McNemar's test finds with "
+                          f"power {monitor.power:g} at alpha {monitor.alpha:g} on these items (churn "
+                          f"{monitor.churn:g}).", ""]
         if s.changes is not None and s.changes.height:
             watched = s.changes.filter(pl.col("metric").is_in(list(monitor.watch))).sort(
                 "significant", pl.col("change").abs(), descending=True)
-            lines += ["| suite | subset | metric | baseline | now | change [95% CI] | significant |",
-                      "|---|---|---|---|---|---|---|"]
+            lines += ["| suite | subset | metric | baseline | now | change [95% CI] | test | p | adjusted p | significant |",
+                      "|---|---|---|---|---|---|---|---|---|---|"]
             for r in watched.head(40).iter_rows(named=True):
                 lines.append(f"| {r['suite']} | {r['subset']} | {r['metric']} | {r['baseline_value']:.4f} | "
                              f"{r['value']:.4f} | {r['change']:+.4f} [{r['change_low']:+.4f}, {r['change_high']:+.4f}] | "
-                             f"{'**yes**' if r['significant'] else ''} |")
+                             f"{r['test']} | {_p(r['p'])} | {_p(r['p_adjusted'])} | {'**yes**' if r['significant'] else ''} |")
             lines.append("")
         if s.flips is not None and s.flips.height:
             lines += [f"Flipped labels (first {monitor.flips_in_report} of {s.flips.height}):", "",
@@ -81,6 +93,10 @@ def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorCo
                              f"{_cell(r['translation_base'])} | {_cell(r['translation'])} |")
             lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _p(p: float | None) -> str:
+    return "—" if p is None or p != p else f"{p:.3g}"
 
 
 def _cell(text: str | None) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.errors import MissingExtra, RunDirError
-from biaseval.report import plots, tables
+from biaseval.report import drift, plots, tables, trends
 from biaseval.report import published as published_results
 from biaseval.report.markdown import (
     LANGUAGE_SUBSET,
@@ -232,14 +232,27 @@ def _embedding(contents: Contents, suite: str, embedding: dict) -> dict:
     return section
 
 
-def _drift_section(contents: Contents, history: pl.DataFrame, suites: list[str], colours: dict[str, str]) -> dict:
-    section = {"template": "drift.html", "heading": contents.h2("Drift over time")}
+def _drift_section(contents: Contents, run: RunDir, history: pl.DataFrame | None, suites: list[str],
+                   colours: dict[str, str]) -> dict:
+    """The monitoring run's verdict, its suites' paired tests, its significant changes and flips
+    (from drift.json), then each suite's headline metrics over the history."""
+    section = {"template": "drift.html", "heading": contents.h2("Drift" if history is None else "Drift over time"),
+               "now": None, "runs": 0}
+    found = drift.read_drift(run.root)
+    if found is not None:
+        summary, flips = found
+        flip_rows, flipped = drift.flip_rows(flips)
+        section["now"] = {"heading": contents.h3("Verdict"), "verdict": drift.verdict(summary),
+                          "suites": drift.suite_rows(summary), "changes": drift.change_rows(summary),
+                          "flips_heading": contents.h3("Flipped items"), "flips": flip_rows, "flipped": flipped}
+    if history is None:
+        return section
     history = tables.history_frame(history)
     if history.height == 0:
-        return {**section, "runs": 0}
+        return section
     present = set(history["suite"].to_list())
     order = [s for s in suites if s in present] + sorted(present - set(suites))
-    trends = []
+    trend_figures = []
     for suite in order:
         part = history.filter(pl.col("suite") == suite)
         panels = headline_panels(part)
@@ -247,13 +260,13 @@ def _drift_section(contents: Contents, history: pl.DataFrame, suites: list[str],
             continue
         heading = contents.h3(f"{suite}: headline metrics")
         names = ", ".join(f"{plots.metric_label(m)} on {s}" for s, m in panels)
-        png = plots.trend_plot(part, colours, panels)
-        trends.append({"heading": heading, "suite": suite, "names": names,
-                       "figure": _figure(png, f"{suite}: trends of {names}")})
+        png = trends.trend_plot(part, colours, panels)
+        trend_figures.append({"heading": heading, "suite": suite, "names": names,
+                              "figure": _figure(png, f"{suite}: trends of {names}")})
     changes, total = tables.significant_changes(history)
-    return {**section, "runs": history["run_id"].n_unique(), "first": history["created_at"].min(),
-            "last": history["created_at"].max(), "trends": trends, "changes_heading": contents.h3("Significant changes"),
-            "changes": changes, "total": total}
+    return {**section, "runs": history["run_id"].n_unique(), "first": drift.when(history["created_at"].min()),
+            "last": drift.when(history["created_at"].max()), "trends": trend_figures,
+            "changes_heading": contents.h3("Significant changes over the history"), "changes": changes, "total": total}
 
 
 # --- the page ----------------------------------------------------------------------------------
@@ -299,14 +312,15 @@ def render_html(run_root: Path, history: pl.DataFrame | None = None) -> str:
 
     contents = Contents()
     sections = [_run_section(contents, info, metrics)]
+    monitored = (run.root / "drift.json").is_file()
+    if monitored or history is not None:  # a monitoring run's report opens with its verdict
+        sections.append(_drift_section(contents, run, history, suites, colours))
     if run.labels.exists():
         sections.append(_failures_section(contents, read_failures(run.labels)))
     if config.get("published"):
         sections.append(_published_section(contents, metrics, config["published"]))
     sections.append(_control_section(contents, metrics, info))
     sections += [_suite_section(contents, run, info, metrics, suite, colours, confidence, embedding) for suite in suites]
-    if history is not None:
-        sections.append(_drift_section(contents, history, suites, colours))
 
     meta = {"name": config.get("name"), "description": config.get("description"), "run_id": info.get("run_id"),
             "config_hash": info.get("config_hash"), "version": info.get("biaseval_version"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -60,24 +61,32 @@ def embedding_scatter(features: pl.DataFrame, folder: Path) -> list[Path]:
 
 # --- Figures for report.html: metric frames in (the long shape of metrics.parquet), PNG bytes out. ---
 
-# Colour-blind-safe first (Okabe & Ito), then further distinct colours for runs with many systems.
-SYSTEM_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#555555", "#999933",
-                  "#882255", "#44AA99", "#332288", "#AA4499"]
+# Colour-blind-safe first (Okabe & Ito), then Paul Tol's bright and muted sets: distinct colours for
+# the slots that systems' names hash to (no grey, which draws baselines and bands, and none too pale to see on white).
+SYSTEM_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#999933", "#882255",
+                  "#44AA99", "#332288", "#AA4499", "#4477AA", "#EE6677", "#228833", "#AA3377", "#117733"]
 WHISKER = "#222222"
 SIGNIFICANT = "#C00000"
 PERCENT = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female", "macro_f1",
            "to_masculine", "to_feminine", "to_both", "to_unknown"}
+DIFFERENCES = {"delta_g", "delta_s"}  # may be negative: a symmetric scale around 0
+UNIT = {"P", "tgbi"}  # shares on a 0–1 scale
 LABELS = {"p_m": "p_m: male (%)", "p_f": "p_f: female (%)", "p_n": "p_n: neutral (%)", "acc": "Acc (%)",
           "delta_g": "ΔG (%)", "delta_s": "ΔS (%)", "P": "P", "tgbi": "TGBI", "neutral": "N (%)"}
 
 
 def system_colours(systems) -> dict[str, str]:
-    """A fixed colour per system, in the order given (the same order gives the same colours everywhere)."""
-    out: dict[str, str] = {}
-    for name in systems:
-        if name not in out:
-            out[name] = SYSTEM_PALETTE[len(out) % len(SYSTEM_PALETTE)]
-    return out
+    """A colour per system derived from its name (a hash picks a palette slot), so a system has the
+    same colour in every run and report. Should two names of one report hash to the same slot, the
+    later of them in sorted order takes the next free slot."""
+    names = list(dict.fromkeys(systems))
+    slots: dict[str, int] = {}
+    for name in sorted(names):
+        slot = int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big") % len(SYSTEM_PALETTE)
+        while slot in slots.values() and len(slots) < len(SYSTEM_PALETTE):
+            slot = (slot + 1) % len(SYSTEM_PALETTE)
+        slots[name] = slot
+    return {n: SYSTEM_PALETTE[slots[n]] for n in names}
 
 
 def metric_label(metric: str) -> str:
@@ -93,21 +102,58 @@ def _png(fig, dpi: int = 100) -> bytes:
 
     plt = _pyplot()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
+    moved = unclutter(fig)
+    fig.savefig(buffer, format="png", dpi=dpi, **({"bbox_inches": "tight", "pad_inches": 0.1} if moved else {}))
     plt.close(fig)
     return buffer.getvalue()
+
+
+def _overlaps(boxes, horizontal: bool) -> bool:
+    """Whether any two neighbouring label boxes (in axis order) overlap, with a 2-pixel gap."""
+    spans = sorted((b.x0, b.x1) if horizontal else (b.y0, b.y1) for b in boxes)
+    return any(a[1] + 2 > b[0] for a, b in zip(spans, spans[1:]))
+
+
+def unclutter(fig) -> bool:
+    """No two category labels of an axis overlap: x labels turn upright (90°) where they collide,
+    and where they still do, only every k-th label is kept (the smallest k that fits); the same
+    thinning for y labels. Returns whether anything moved."""
+    renderer = fig.canvas.get_renderer()
+    moved = False
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis, horizontal in ((ax.xaxis, True), (ax.yaxis, False)):
+            labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+            if len(labels) < 2 or not _overlaps([t.get_window_extent(renderer) for t in labels], horizontal):
+                continue
+            moved = True
+            if horizontal:
+                for label in labels:
+                    label.set_rotation(90)
+                    label.set_ha("center")
+            step = 1
+            while _overlaps([t.get_window_extent(renderer) for t in labels[::step]], horizontal):
+                step += 1
+            for k, label in enumerate(labels):
+                label.set_visible(k % step == 0)
+    return moved
 
 
 def _finite(x) -> bool:
     return x is not None and x == x
 
 
-def _legend(fig, systems: list[str], colours: dict[str, str], extra: list | None = None, ncol: int | None = None) -> None:
+def _legend(fig, systems: list[str], colours: dict[str, str], extra: list | None = None, ncol: int | None = None) -> int:
+    """The systems' colours (and ``extra`` handles) above the panels, in as many columns as the
+    figure's width holds; returns the number of rows."""
     from matplotlib.patches import Patch
 
     handles = [Patch(facecolor=colours.get(s, "#888888"), label=s) for s in systems] + (extra or [])
-    fig.legend(handles=handles, loc="upper center", ncol=ncol or min(len(handles), 6), fontsize=9, frameon=False,
+    ncol = ncol or max(1, min(len(handles), 6, int(fig.get_figwidth() / 1.45)))
+    fig.legend(handles=handles, loc="upper center", ncol=ncol, fontsize=9, frameon=False,
                bbox_to_anchor=(0.5, 1.0))
+    return -(-len(handles) // ncol)
 
 
 def _grouped_bars(ax, frame: pl.DataFrame, groups: list[str], systems: list[str], colours: dict[str, str],
@@ -307,51 +353,3 @@ def occupation_bars(frame: pl.DataFrame, colours: dict[str, str], shares: dict[s
     _legend(fig, systems, colours, extra)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
     return _png(fig), len(groups)
-
-
-def trend_plot(history: pl.DataFrame, colours: dict[str, str], panels: list[tuple[str, str]]) -> bytes:
-    """Drift over time: one panel per (subset, metric), ``value`` against ``created_at`` per system with
-    its CI as whiskers; runs whose change from their baseline was significant get a red ring."""
-    plt = _pyplot()
-    import matplotlib.dates as mdates
-    from matplotlib.lines import Line2D
-
-    systems = _systems(history, colours)
-    columns = min(len(panels), 3)
-    rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(4.4 * columns + 0.6, 3.3 * rows + 0.6), squeeze=False)
-    any_significant = False
-    for k, (subset, metric) in enumerate(panels):
-        ax = axes[k // columns][k % columns]
-        scale = _scale(metric)
-        part = history.filter((pl.col("subset") == subset) & (pl.col("metric") == metric) & pl.col("value").is_not_null())
-        for system in systems:
-            rows_ = part.filter(pl.col("system") == system).sort("created_at")
-            if rows_.height == 0:
-                continue
-            when = [t.replace(tzinfo=None) if getattr(t, "tzinfo", None) else t for t in rows_["created_at"].to_list()]
-            value = [v * scale for v in rows_["value"].to_list()]
-            low = [max(v - (lo * scale if _finite(lo) else v), 0) for v, lo in zip(value, rows_["ci_low"].to_list())]
-            high = [max((hi * scale if _finite(hi) else v) - v, 0) for v, hi in zip(value, rows_["ci_high"].to_list())]
-            colour = colours.get(system, "#888888")
-            ax.errorbar(when, value, yerr=[low, high], color=colour, marker="o", markersize=4, linewidth=1.4,
-                        elinewidth=0.7, capsize=2)
-            significant = rows_["significant"].fill_null(False).to_list() if "significant" in rows_.columns else []
-            hits = [(w, v) for w, v, s in zip(when, value, significant) if s]
-            if hits:
-                any_significant = True
-                ax.scatter([w for w, _ in hits], [v for _, v in hits], s=130, facecolors="none",
-                           edgecolors=SIGNIFICANT, linewidths=1.8, zorder=5)
-        ax.set_title(f"{subset}: {metric_label(metric)}", fontsize=10)
-        locator = mdates.AutoDateLocator(maxticks=6)
-        ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-        ax.tick_params(axis="x", labelsize=8)
-        ax.grid(alpha=0.3)
-    for k in range(len(panels), rows * columns):
-        axes[k // columns][k % columns].set_visible(False)
-    extra = [Line2D([], [], marker="o", linestyle="none", markerfacecolor="none", markeredgecolor=SIGNIFICANT,
-                    markersize=9, markeredgewidth=1.8, label="significant change")] if any_significant else []
-    _legend(fig, systems, colours, extra)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
-    return _png(fig)

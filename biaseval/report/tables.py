@@ -35,7 +35,8 @@ MAX_DRIFT_ROWS = 60
 HISTORY_COLUMNS = {"run_id": pl.String, "created_at": pl.Datetime("us", "UTC"), "system": pl.String, "suite": pl.String,
                    "subset": pl.String, "metric": pl.String, "value": pl.Float64, "ci_low": pl.Float64,
                    "ci_high": pl.Float64, "change": pl.Float64, "change_low": pl.Float64, "change_high": pl.Float64,
-                   "mcnemar_p": pl.Float64, "significant": pl.Boolean, "status": pl.String}
+                   "mcnemar_p": pl.Float64, "test": pl.String, "p": pl.Float64, "p_adjusted": pl.Float64,
+                   "significant": pl.Boolean, "status": pl.String}
 
 
 @dataclass(frozen=True)
@@ -373,8 +374,10 @@ def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> t
             if r["change_low"] is not None and r["change_high"] is not None:
                 change += f" [{r['change_low'] * scale:+.{digits}f}, {r['change_high'] * scale:+.{digits}f}]"
             change += " pts" if unit else ""
-        rows.append({"created_at": r["created_at"], "run_id": r["run_id"], "system": r["system"], "suite": r["suite"],
+        created = r["created_at"].strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if r["created_at"].tzinfo else "")
+        rows.append({"created_at": created, "run_id": r["run_id"], "system": r["system"], "suite": r["suite"],
                      "subset": r["subset"], "metric": metric_name(r["metric"]),
                      "value": value_cell(r["value"], r["ci_low"], r["ci_high"], r["metric"]), "change": change,
-                     "p": p_text(r["mcnemar_p"]), "status": r["status"] or ""})
+                     "p": p_text(r["p"] if r["p"] is not None else r["mcnemar_p"]),
+                     "p_adjusted": p_text(r["p_adjusted"]), "status": r["status"] or ""})
     return rows, significant.height

@@ -112,7 +112,7 @@ def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str
         "config_dir": str(prepared.config_dir),
         "config_hash": config.config_hash(),
         "config": config.model_dump(mode="json"),
-        "suites": {name: {"size": data.size, "fingerprint": data.fingerprint, "commit": data.commit,
+        "suites": {name: {"size": data.size, "population": getattr(data, "full_size", data.size), "fingerprint": data.fingerprint, "commit": data.commit,
                           "target_ranges": data.target_ranges(),
                           "dataset": data.suite.dataset, "version": data.suite.version,
                           "path": getattr(data.suite, "path", None) or None}

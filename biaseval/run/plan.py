@@ -24,6 +24,7 @@ from biaseval.run.keys import key_hashes
 from biaseval.run.rundir import RunDir
 from biaseval.run.translation_store import TranslationStore, system_identity
 from biaseval.suites import SUITES, SuiteData
+from biaseval.suites.sample import paired_sample_size, sample_suite
 from biaseval.translate import TRANSLATORS, TextTranslator, Translator
 
 
@@ -111,7 +112,26 @@ def prepare(config: RunConfig, config_dir: Path) -> Prepared:
         backend = backend_of(cfg)
         backend.preflight(system, backend.Options.model_validate(cfg.options), {s: suites[s] for s in coverage[system]},
                           {s: config.targets_of(system, s) for s in coverage[system]}, config_dir)
-    return Prepared(config, config_dir, suites, coverage)
+    return Prepared(config, config_dir, sampled(config, suites), coverage)
+
+
+def sample_size(config: RunConfig) -> int | None:
+    """Items per suite of the monitor's sample (``monitor.sample``), None for whole suites."""
+    monitor = config.monitor
+    if monitor is None or monitor.sample is None:
+        return None
+    if monitor.sample.size is not None:
+        return monitor.sample.size
+    return paired_sample_size(monitor.sample.detect, monitor.alpha, monitor.power, monitor.churn)
+
+
+def sampled(config: RunConfig, suites: dict[str, SuiteData]) -> dict[str, SuiteData]:
+    """Each suite narrowed to the monitor's sample (after the backends checked the whole suites: a
+    recorded system's files hold every item's line)."""
+    size = sample_size(config)
+    if size is None:
+        return suites
+    return {name: sample_suite(data, size, config.monitor.sample.seed) for name, data in suites.items()}
 
 
 def cache_for(config: RunConfig) -> TranslationStore:
