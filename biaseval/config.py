@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -156,31 +155,17 @@ class EmbeddingConfig(_Frozen):
         return self.bins.get(language, self.default_bins)
 
 
-class NotifyConfig(_Frozen):
-    """Where a monitoring run's notification goes (docs/monitoring.md: when one is sent, its body)."""
-
+class NotifyConfig(_Frozen):  # where a monitoring run's notification goes, how hard to try (docs/monitoring.md)
     command: str | None = Field(default=None, description="run with the notification (JSON) on stdin")
     webhook: str | None = Field(default=None, description="POST the notification (JSON) to this URL")
-    webhook_auth_env: str | None = Field(
-        default=None, min_length=1, description="environment variable holding the value of the webhook's auth "
-        "header (e.g. 'Bearer <token>'); never the value itself")
+    webhook_auth_env: str | None = Field(default=None, pattern=r"^\w+$", description="env variable: the auth value")
     webhook_auth_header: str = Field(default="Authorization", min_length=1)
     timeout_s: float = Field(default=30.0, gt=0)
-    attempts: int = Field(default=4, ge=1, description="tries per channel before the delivery counts as failed")
-    backoff_s: float = Field(default=2.0, ge=0, description="wait before the second try; doubles per try (at "
-                             "most 60 s), or the receiver's Retry-After")
+    attempts: int = Field(default=4, ge=1, description="tries per channel (then the delivery failed)")
+    backoff_s: float = Field(default=2.0, ge=0, description="before the 2nd try; doubles (at most 60 s)")
     on_ok: bool = Field(default=False, description="notify also when nothing happened (a heartbeat)")
-    report_url: str | None = Field(default=None, description="link to the report in the notification, with "
-                                   "{run_id} filled in (default: the report's path in the store)")
-    changes: int = Field(default=5, ge=0, description="largest significant changes in the notification")
-    flips: int = Field(default=5, ge=0, description="first flipped items in the notification")
-
-    @field_validator("webhook_auth_env")
-    @classmethod
-    def _a_name(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-            raise ValueError("must be the name of an environment variable, not a value")
-        return value
+    report_url: str | None = Field(default=None, description="the report's link, {run_id} filled in")
+    evidence: int = Field(default=5, ge=0, description="largest significant changes and first flips it lists")
 
 
 class SampleConfig(_Frozen):

@@ -90,7 +90,7 @@ def write_config(folder: Path, endpoint: str, webhook: str, **notify) -> Path:
         "monitor": {"store": str(folder / "store"), "threshold": 0.02,
                     "notify": {"command": f"cat >> {folder / 'sent.jsonl'} && echo >> {folder / 'sent.jsonl'}",
                                "webhook": webhook, "webhook_auth_env": "BIASEVAL_TEST_HOOK_AUTH",
-                               "attempts": 3, "backoff_s": 0.01, "flips": 3, **notify}},
+                               "attempts": 3, "backoff_s": 0.01, "evidence": 3, **notify}},
     }
     path = folder / "monitor.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -229,7 +229,7 @@ def test_a_real_shift_raises_the_alarm_with_changes_and_flips(monitored):
     body = sent[shift.run_id]
     mine = system_of(body)
     significant = azure.changes.filter(pl.col("significant"))
-    assert len(mine["largest_changes"]) == min(5, significant.height)
+    assert len(mine["largest_changes"]) == min(3, significant.height)
     top = max(significant.iter_rows(named=True), key=lambda r: abs(r["change"]))
     assert mine["largest_changes"][0]["change"] == top["change"] and abs(top["change"]) == 1.0  # p_f of her: 1 -> 0
     assert mine["largest_changes"][0]["change_low"] <= top["change"] <= mine["largest_changes"][0]["change_high"]

@@ -57,9 +57,9 @@ def message(summary: dict, systems: list[SystemDrift], notify: NotifyConfig, cos
     body = {**summary, "report": report, "cost": cost_summary(cost), "systems": []}
     for doc, s in zip(summary["systems"], systems):
         body["systems"].append({**doc, "models": s.models, "model_change": s.model_change, "recovered": s.recovered,
-                                "largest_changes": largest(s.changes, notify.changes),
+                                "largest_changes": largest(s.changes, notify.evidence),
                                 "flipped": sum(i["flipped"] for i in s.suites),
-                                "first_flips": first_flips(s.flips, notify.flips)})
+                                "first_flips": first_flips(s.flips, notify.evidence)})
     body["text"] = text(body)
     return body
 
@@ -68,8 +68,8 @@ def largest(changes: pl.DataFrame | None, n: int) -> list[dict]:
     if changes is None:
         return []
     return (changes.filter(pl.col("significant")).sort(pl.col("change").abs(), descending=True).head(n)
-            .select("suite", "subset", "metric", "baseline_value", "value", "change", "change_low", "change_high")
-            .to_dicts())
+            .select("suite", "subset", "metric", "baseline_value", "value", "change", "change_low", "change_high",
+                    "p", "p_adjusted").to_dicts())
 
 
 def first_flips(flips: pl.DataFrame | None, n: int) -> list[dict]:
@@ -105,7 +105,8 @@ def text(body: dict) -> str:
             lines.append(f"  model changed: {', '.join(m['before'])} -> {', '.join(m['after']) or 'none reported'}")
         for c in s["largest_changes"]:
             lines.append(f"  {c['suite']} {c['subset']} {c['metric']}: {c['baseline_value']:.4f} -> {c['value']:.4f}, "
-                         f"change {c['change']:+.4f} [{c['change_low']:+.4f}, {c['change_high']:+.4f}]")
+                         f"change {c['change']:+.4f} [{c['change_low']:+.4f}, {c['change_high']:+.4f}], "
+                         f"adjusted p {c['p_adjusted']:.2g}")
         if s["first_flips"]:
             lines.append(f"  {s['flipped']} labels flipped; first:")
             lines += [f"    {f['source']!r}: {f['before']!r} ({f['label_before']}) -> {f['after']!r} ({f['label_after']})"
