@@ -216,7 +216,11 @@ def test_a_model_swap_with_identical_outputs_is_an_event(monitored):
     assert (change["before"], change["after"]) == (["system=Team"], ["system=Custom"])
     assert system_of(body)["largest_changes"] == [] and system_of(body)["first_flips"] == []
     assert "model changed: system=Team -> system=Custom" in body["text"]
-    assert "Model changed: system=Team → system=Custom." in (swap.run.root / "drift.md").read_text(encoding="utf-8")
+    assert "azure: model changed — model changed: system=Team -> system=Custom (baseline: previous run" in body["text"]
+    drift = (swap.run.root / "drift.md").read_text(encoding="utf-8")
+    assert "## azure: model changed\n\nmodel changed: system=Team -> system=Custom\n" in drift
+    html = (swap.run.root / "report.html").read_text(encoding="utf-8")
+    assert "model changed: system=Team -&gt; system=Custom" in html  # the report's verdict names it
 
 
 def test_a_real_shift_raises_the_alarm_with_changes_and_flips(monitored):
@@ -229,16 +233,19 @@ def test_a_real_shift_raises_the_alarm_with_changes_and_flips(monitored):
     body = sent[shift.run_id]
     mine = system_of(body)
     significant = azure.changes.filter(pl.col("significant"))
-    assert len(mine["largest_changes"]) == min(3, significant.height)
+    tests = significant.select("suite", "subset", "test").unique()
+    assert len(mine["largest_changes"]) == min(3, tests.height) == 3  # p_m and p_f of one subset: one test, once
+    assert len({(c["suite"], c["subset"]) for c in mine["largest_changes"]}) == 3
     top = max(significant.iter_rows(named=True), key=lambda r: abs(r["change"]))
-    assert mine["largest_changes"][0]["change"] == top["change"] and abs(top["change"]) == 1.0  # p_f of her: 1 -> 0
-    assert mine["largest_changes"][0]["change_low"] <= top["change"] <= mine["largest_changes"][0]["change_high"]
+    first = mine["largest_changes"][0]
+    assert abs(top["change"]) == 1.0 and (first["metric"], first["change"]) == ("p_f", -1.0)  # her: female 1 -> 0
+    assert first["change_low"] <= first["change"] <= first["change_high"] and first["p_adjusted"] < 0.05
     flips = mine["first_flips"]
     assert len(flips) == 3 and mine["flipped"] == TEXTS // 2
     for f in flips:
         assert "her" in f["source"] and (f["label_before"], f["label_after"]) == ("female", "male")
         assert f["before"] != f["after"] and f["before"].startswith(f"{f['after'][:2]}:")
-    line = f"  {top['suite']} {top['subset']} {top['metric']}: {top['baseline_value']:.4f} -> {top['value']:.4f}"
+    line = f"  {first['suite']} {first['subset']} p_f: 1.0000 -> 0.0000, change -1.0000 [{first['change_low']:+.4f}, "
     assert line in body["text"] and "160 labels flipped; first:" in body["text"]
     assert f"cost: {body['cost']['billed']:,.4f} billed (estimated {body['cost']['planned']:,.4f})" in body["text"]
     assert body["report"] == str(shift.run.root / "report.html") and (shift.run.root / "report.html").exists()

@@ -37,6 +37,17 @@ def model_change(now: dict, before: dict) -> dict | None:
             "fingerprint_before": before["fingerprint"], "fingerprint_after": now["fingerprint"]}
 
 
+def describe(change: dict | None, recovered: dict | None) -> str:
+    """The events in a line, for a system's message (drift.md, the report, the notification's text)."""
+    parts = []
+    if recovered:
+        parts.append(f"recovered: unavailable in the {recovered['runs']} run(s) since {recovered['since']} "
+                     f"({recovered['error']})")
+    if change:
+        parts.append(f"model changed: {', '.join(change['before'])} -> {', '.join(change['after']) or 'none reported'}")
+    return "; ".join(parts)
+
+
 def recovery(status: pl.DataFrame | None, system: str) -> dict | None:
     """When the system's latest status rows (the runs before this one) say it was unavailable: since
     which run, and the error then; None when it was measured last time (or never monitored)."""

@@ -65,9 +65,11 @@ def message(summary: dict, systems: list[SystemDrift], notify: NotifyConfig, cos
 
 
 def largest(changes: pl.DataFrame | None, n: int) -> list[dict]:
+    """The ``n`` largest significant changes, one per test (p_m and p_f of one label shift are one)."""
     if changes is None:
         return []
-    return (changes.filter(pl.col("significant")).sort(pl.col("change").abs(), descending=True).head(n)
+    return (changes.filter(pl.col("significant")).sort(pl.col("change").abs(), "metric", descending=[True, False])
+            .unique(["suite", "subset", "test"], keep="first", maintain_order=True).head(n)
             .select("suite", "subset", "metric", "baseline_value", "value", "change", "change_low", "change_high",
                     "p", "p_adjusted").to_dicts())
 
@@ -97,12 +99,6 @@ def text(body: dict) -> str:
     for s in body["systems"]:
         head = f"{s['system']}: {s['status']}" + (f" — {s['message']}" if s["message"] else "")
         lines.append(head + (f" (baseline: {s['baseline']})" if s["baseline"] else ""))
-        if s["recovered"]:
-            r = s["recovered"]
-            lines.append(f"  recovered: unavailable in the {r['runs']} run(s) since {r['since']} ({r['error']})")
-        if s["model_change"]:
-            m = s["model_change"]
-            lines.append(f"  model changed: {', '.join(m['before'])} -> {', '.join(m['after']) or 'none reported'}")
         for c in s["largest_changes"]:
             lines.append(f"  {c['suite']} {c['subset']} {c['metric']}: {c['baseline_value']:.4f} -> {c['value']:.4f}, "
                          f"change {c['change']:+.4f} [{c['change_low']:+.4f}, {c['change_high']:+.4f}], "

@@ -43,7 +43,7 @@ from biaseval.monitor.history import (
     previous_run,
     store_dirs,
 )
-from biaseval.monitor.events import model_change, recovery, reported_models
+from biaseval.monitor.events import describe, model_change, recovery, reported_models
 from biaseval.monitor.summary import summarise, write_drift
 from biaseval.monitor.verdict import (
     EXIT_NOT_DELIVERED,
@@ -111,8 +111,9 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
             base_run = previous_run(previous_status, runs_dir, system)
             base_system, described = system, f"previous run {base_run.root.name}" if base_run else "previous run"
         if base_run is None or not base_run.metrics.exists():
-            systems.append(SystemDrift(system, "no baseline", "first measurement: nothing to compare with yet",
-                                       described, models=models, recovered=recovered))
+            message = "; ".join(filter(None, ["first measurement: nothing to compare with yet",
+                                              describe(None, recovered)]))
+            systems.append(SystemDrift(system, "no baseline", message, described, models=models, recovered=recovered))
             continue
         base_metrics = pl.read_parquet(base_run.metrics).filter(pl.col("system") == base_system)
         suite_info, flips, tests = [], [], {}
@@ -126,8 +127,8 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
                                  config.metrics.confidence)
         # the same system at the baseline (not another system of this run): did its provider's model change?
         changed = model_change(models, reported_models(base_run, base_system)) if base_system == system else None
-        systems.append(SystemDrift(system, "ok", "", described, base_run.read_run()["run_id"], changes, suite_info,
-                                   pl.concat(flips) if flips else None, models, changed, recovered))
+        systems.append(SystemDrift(system, "ok", describe(changed, recovered), described, base_run.read_run()["run_id"],
+                                   changes, suite_info, pl.concat(flips) if flips else None, models, changed, recovered))
 
     family = judge(systems, monitor)  # statuses: drift or ok, over the run's corrected family of tests
     alarm = any(s.status == "drift" for s in systems)

@@ -57,12 +57,6 @@ def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorCo
             lines += [s.message, ""]
         if s.baseline:
             lines += [f"Baseline: {s.baseline}", ""]
-        if s.recovered:
-            lines += [f"Recovered: unavailable in the {s.recovered['runs']} run(s) since {s.recovered['since']} "
-                      f"({s.recovered['error']}).", ""]
-        if s.model_change:
-            lines += [f"Model changed: {', '.join(s.model_change['before'])} → "
-                      f"{', '.join(s.model_change['after']) or 'none reported'}.", ""]
         if s.suites:
             lines += ["| suite | items | labels flipped | better / worse | McNemar p (adjusted) | labels p | "
                       "detectable change | text changed |", "|---|---|---|---|---|---|---|---|"]
