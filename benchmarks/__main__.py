@@ -1,4 +1,5 @@
-"""`make bench`: scoring throughput vs a per-line Python baseline, sweep throughput and memory.
+"""`make bench`: scoring throughput vs a per-line Python baseline, sweep throughput and memory, the
+monitor's history over a decade of weekly runs.
 
 Needs the Hindi dataset (BIASEVAL_DATA_DIR). Prints one line per measurement and the ratio to
 its target; every number comes from this run.
@@ -328,11 +329,44 @@ def bench_make_sweep() -> None:
           f"(target 30 s: ratio {30 / seconds:.2f})")
 
 
+def bench_trend(runs: int = 520, series: int = 120) -> None:
+    """A decade of weekly monitoring runs (3 systems × ``series`` metric rows each), appended part by
+    part with compaction, then `biaseval trend` over all of it."""
+    from datetime import UTC, datetime, timedelta
+
+    from click.testing import CliRunner
+
+    from biaseval.cli import main as cli
+    from biaseval.config import load_config
+    from biaseval.monitor.history import append_history, store_dirs
+    from biaseval.monitor.verdict import SystemDrift
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "monitor.yaml"
+        path.write_text(yaml.safe_dump({"name": "bench", "suites": ["winomt-hi"], "systems": {"s": {"backend": "identity"}},
+                                        "monitor": {"store": str(Path(tmp) / "store")}}), encoding="utf-8")
+        _, store = store_dirs(load_config(path), path.parent)
+        systems = [SystemDrift(s, "ok") for s in ("google", "azure", "deepl")]
+        start = time.perf_counter()
+        for k in range(runs):
+            metrics = pl.DataFrame({"system": [s.system for s in systems for _ in range(series)],
+                                    "suite": "winomt-hi", "subset": [f"set{i}" for _ in systems for i in range(series)],
+                                    "metric": "acc", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 704})
+            append_history(store, f"bench-{k:04d}", datetime(2016, 1, 4, tzinfo=UTC) + timedelta(weeks=k), metrics, systems)
+        appended = time.perf_counter() - start
+        start = time.perf_counter()
+        result = CliRunner().invoke(cli, ["trend", "--config", str(path), "--csv"])
+        seconds = time.perf_counter() - start
+    rows = result.output.count("\n") - 1
+    print(f"monitor history: {runs} runs appended in {appended:.1f} s ({1000 * appended / runs:.0f} ms a run, compaction "
+          f"included); trend over {rows:,} rows: {seconds:.2f} s (target 5 s: ratio {5 / seconds:.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sweep-child", nargs=2, metavar=("CONFIG", "OUT"))
     parser.add_argument("--rows", type=int, default=2_000_000, help="scoring benchmark size")
-    parser.add_argument("--only", choices=["scoring", "sweep", "live", "winomt", "make-sweep"],
+    parser.add_argument("--only", choices=["scoring", "sweep", "live", "winomt", "make-sweep", "trend"],
                         help="run one benchmark")
     args = parser.parse_args()
     if args.sweep_child:
@@ -340,13 +374,14 @@ def main() -> None:
         return
     if args.only:
         {"scoring": lambda: bench_scoring(args.rows), "sweep": lambda: bench_sweep([100_000, 1_000_000]),
-         "live": bench_live, "winomt": bench_winomt, "make-sweep": bench_make_sweep}[args.only]()
+         "live": bench_live, "winomt": bench_winomt, "make-sweep": bench_make_sweep, "trend": bench_trend}[args.only]()
         return
     bench_scoring(args.rows)
     bench_sweep([100_000, 1_000_000])
     bench_live()
     bench_winomt()
     bench_make_sweep()
+    bench_trend()
 
 
 if __name__ == "__main__":

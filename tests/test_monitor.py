@@ -316,6 +316,8 @@ def test_a_sample_of_each_suite_is_the_same_items_run_to_run(tmp_path, ray_local
     assert aws.suites[0]["detectable_change"] == pytest.approx(detectable_change(150, 0.05, 0.8, 0.02))
     drift = (second.run.root / "drift.md").read_text(encoding="utf-8")
     assert f"{100 * detectable_change(150, 0.05, 0.8, 0.02):.1f} pts" in drift
+    report = (second.run.root / "report.html").read_text(encoding="utf-8")
+    assert "150 (sample of 704)" in report and f"{100 * detectable_change(150, 0.05, 0.8, 0.02):.1f} pts" in report
 
 
 def test_plan_shows_the_sample_its_size_from_the_change_to_detect_and_its_cost(tmp_path, data_dir):

@@ -69,6 +69,7 @@ def _check_history(path, kept_from: int, compact_after: int) -> None:
     assert store.read("status").height == runs * len(SYSTEMS)
 
 
+@pytest.mark.slow  # 300 runs appended one by one: about 8 s
 def test_three_hundred_runs_compacted_and_kept_for_the_retention(tmp_path):
     path = _config(tmp_path, {"compact_after": 40, "retention_days": 7 * 200})
     ids = _append_runs(path)

@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 from biaseval.report import plots
-from biaseval.report.drift import change_rows, flip_rows, verdict, when
+from biaseval.report.drift import change_rows, flip_rows, suite_rows, verdict
+from biaseval.report.tables import when
 from biaseval.report.trends import fixed_limits, trend_figure
 
 plt = plots._pyplot()  # matplotlib off-screen, as the report draws it
@@ -139,3 +140,14 @@ def test_flip_rows_show_both_texts():
     assert total == 3 and [r["item_id"] for r in rows] == ["s/a/1", "s/a/2"]
     assert rows[0]["before"] == "he 1" and rows[0]["after"] == "she 1" and rows[0]["source"] == "x1"
     assert flip_rows(None) == ([], 0)
+
+
+def test_suite_rows_say_when_the_items_are_a_sample():
+    summary = {"systems": [{"system": "g", "suites": [
+        {"suite": "winomt-hi", "items": 150, "flipped": 3, "flipped_share": 0.02, "better": 1, "worse": 2,
+         "mcnemar_p": 0.62, "mcnemar_p_adjusted": 1.0, "detectable_change": 0.0634, "significant": False}]}]}
+    sampled = suite_rows(summary, {"winomt-hi": {"size": 150, "population": 704}})
+    assert sampled[0]["n_items"] == "150 (sample of 704)" and sampled[0]["detectable"] == "6.3 pts"
+    assert sampled[0]["flipped"] == "3 (2.0%)" and sampled[0]["p"] == "p = 0.620"
+    assert suite_rows(summary, {"winomt-hi": {"size": 704, "population": 704}})[0]["n_items"] == "150"
+    assert suite_rows(summary)[0]["n_items"] == "150"

@@ -10,7 +10,13 @@ import polars as pl
 
 from biaseval.config import MonitorConfig
 from biaseval.metrics.paired import mcnemar_p, outcome
-from biaseval.monitor.stats import LABEL_METRICS, OUTCOME_METRICS, adjust, stuart_maxwell_p, wald_p
+from biaseval.monitor.stats import (
+    LABEL_METRICS,
+    OUTCOME_METRICS,
+    adjust,
+    stuart_maxwell_p,
+    wald_p,
+)
 from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.rundir import RunDir, system_folder
 from biaseval.suites.sample import detectable_change

@@ -11,19 +11,21 @@ the monitor's store (translations refreshed: the cache is bypassed), then, per s
   (``{run: DIR}``), or another system of the config (``{system: name}``, e.g. recorded outputs);
 - per metric, the change and its 95% interval, from the two runs' bootstrap intervals by the MOVER
   method (the runs taken as independent: conservative for the same items);
-- per suite, McNemar's test on the items' binary outcome (correct, or neutral for gender-neutral
-  sets), the list of items whose label flipped with both translations, and the share of outputs
-  whose text changed at all.
+- per suite and subset, the paired tests on the items (McNemar on the binary outcome, Stuart–Maxwell
+  on the labels), the list of items whose label flipped with both translations, the share of outputs
+  whose text changed at all, and the change the suite's items can detect.
 
-A watched metric whose interval excludes 0 and whose change is at least ``threshold`` is a
-significant change; so is a suite whose McNemar p is below ``alpha`` with at least ``threshold`` of
-its items flipped. Any significant change raises the alarm. A provider that reports another model
-than at the baseline is an event of its own (``events``), as is a system measured again after an
-outage. The exit status and when a notification goes out, with what: ``verdict`` and ``notify``.
+The run's tests are corrected together (``compare.judge``, ``stats.adjust``: Benjamini–Hochberg by
+default). A watched metric whose adjusted p is below ``alpha`` and whose change is at least
+``threshold`` is a significant change; so is a suite whose McNemar adjusted p is below ``alpha``
+with at least ``threshold`` of its items flipped. Any significant change raises the alarm. A
+provider that reports another model than at the baseline is an event of its own (``events``), as
+is a system measured again after an outage. The exit status and when a notification goes out, with
+what: ``verdict`` and ``notify``.
 
-The store keeps ``runs/<run>/`` (full run directories), ``history/part-<run>.parquet`` (one row per
-run × system × suite × subset × metric, append-only) and ``status/part-<run>.parquet`` (one row per
-run × system: measured, unavailable, no baseline, and why).
+The store keeps ``runs/<run>/`` (full run directories); the history and status datasets
+(``history.py``) keep one row per run × system × suite × subset × metric and one per run × system
+(measured, unavailable, no baseline, and why).
 """
 
 from __future__ import annotations

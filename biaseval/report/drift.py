@@ -6,13 +6,12 @@ and the flipped items with both translations."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
 from biaseval.report.markdown import metric_format
-from biaseval.report.tables import metric_name, p_text, value_cell
+from biaseval.report.tables import metric_name, p_text, value_cell, when
 
 CORRECTIONS = {"bh": "Benjamini–Hochberg (false discovery rate)", "holm": "Holm (family-wise error)",
                "none": "no correction"}
@@ -28,13 +27,6 @@ def read_drift(run_root: Path) -> tuple[dict, pl.DataFrame | None] | None:
     return json.loads(path.read_text(encoding="utf-8")), pl.read_parquet(flips) if flips.is_file() else None
 
 
-def when(value) -> str:
-    """A timestamp to the second, in UTC."""
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if value.utcoffset() is not None else "")
-
-
 def verdict(summary: dict) -> dict:
     systems = [{"system": s["system"], "status": s["status"], "message": s.get("message") or "",
                 "baseline": s.get("baseline") or "", "changes": len(s.get("significant_changes") or [])}
@@ -45,12 +37,17 @@ def verdict(summary: dict) -> dict:
             "alpha": stats.get("alpha"), "power": stats.get("power")}
 
 
-def suite_rows(summary: dict) -> list[dict]:
+def suite_rows(summary: dict, suites: dict | None = None) -> list[dict]:
+    """Per system and suite: the items compared (and the suite's size where the run took a sample:
+    ``suites`` is run.json's), flips, McNemar's raw and adjusted p, and the detectable change."""
     rows = []
     for s in summary["systems"]:
         for i in s.get("suites") or []:
             detectable = i.get("detectable_change")
-            rows.append({"system": s["system"], "suite": i["suite"], "n_items": f"{i['items']:,}",
+            info = (suites or {}).get(i["suite"], {})
+            whole = info.get("population", info.get("size"))
+            items = f"{i['items']:,}" + (f" (sample of {whole:,})" if whole and whole > info.get("size", whole) else "")
+            rows.append({"system": s["system"], "suite": i["suite"], "n_items": items,
                          "flipped": f"{i['flipped']:,} ({100 * i['flipped_share']:.1f}%)",
                          "better_worse": f"{i['better']} / {i['worse']}", "p": p_text(i["mcnemar_p"]),
                          "p_adjusted": p_text(i.get("mcnemar_p_adjusted")),

@@ -241,9 +241,12 @@ def _drift_section(contents: Contents, run: RunDir, history: pl.DataFrame | None
     found = drift.read_drift(run.root)
     if found is not None:
         summary, flips = found
-        flip_rows, flipped = drift.flip_rows(flips)
+        info = run.read_run() or {}
+        shown = ((info.get("config") or {}).get("monitor") or {}).get("flips_in_report", drift.FLIPS_SHOWN)
+        flip_rows, flipped = drift.flip_rows(flips, shown)
         section["now"] = {"heading": contents.h3("Verdict"), "verdict": drift.verdict(summary),
-                          "suites": drift.suite_rows(summary), "changes": drift.change_rows(summary),
+                          "suites": drift.suite_rows(summary, info.get("suites")),
+                          "changes": drift.change_rows(summary),
                           "flips_heading": contents.h3("Flipped items"), "flips": flip_rows, "flipped": flipped}
     if history is None:
         return section
@@ -264,8 +267,8 @@ def _drift_section(contents: Contents, run: RunDir, history: pl.DataFrame | None
         trend_figures.append({"heading": heading, "suite": suite, "names": names,
                               "figure": _figure(png, f"{suite}: trends of {names}")})
     changes, total = tables.significant_changes(history)
-    return {**section, "runs": history["run_id"].n_unique(), "first": drift.when(history["created_at"].min()),
-            "last": drift.when(history["created_at"].max()), "trends": trend_figures,
+    return {**section, "runs": history["run_id"].n_unique(), "first": tables.when(history["created_at"].min()),
+            "last": tables.when(history["created_at"].max()), "trends": trend_figures,
             "changes_heading": contents.h3("Significant changes over the history"), "changes": changes, "total": total}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
 
 import polars as pl
 
@@ -360,6 +361,13 @@ def headline_panels(frame: pl.DataFrame) -> list[tuple[str, str]]:
     return [(s, m) for s, m in ordinary if m in ("mean_intensity_tgt", "mean_direction_tgt")][:12]
 
 
+def when(value) -> str:
+    """A timestamp (a datetime or ISO text) to the second, marked UTC when it carries a zone."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if value.utcoffset() is not None else "")
+
+
 def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> tuple[list[dict], int]:
     """The latest ``limit`` changes the monitor judged significant (of a ``history_frame``), with their
     value and change from the baseline at the metric's scale; and how many there are in all."""
@@ -374,8 +382,7 @@ def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> t
             if r["change_low"] is not None and r["change_high"] is not None:
                 change += f" [{r['change_low'] * scale:+.{digits}f}, {r['change_high'] * scale:+.{digits}f}]"
             change += " pts" if unit else ""
-        created = r["created_at"].strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if r["created_at"].tzinfo else "")
-        rows.append({"created_at": created, "run_id": r["run_id"], "system": r["system"], "suite": r["suite"],
+        rows.append({"created_at": when(r["created_at"]), "run_id": r["run_id"], "system": r["system"], "suite": r["suite"],
                      "subset": r["subset"], "metric": metric_name(r["metric"]),
                      "value": value_cell(r["value"], r["ci_low"], r["ci_high"], r["metric"]), "change": change,
                      "p": p_text(r["p"] if r["p"] is not None else r["mcnemar_p"]),
