@@ -143,7 +143,7 @@ def system_of(body: dict, name: str = "azure") -> dict:
 
 
 def test_a_first_measurement_notifies_no_one_and_records_its_cost(monitored):
-    folder, runs, _, hooks, sent = monitored
+    _, runs, _, hooks, sent = monitored
     first = runs["first"]
     assert first.exit_code == 0 and first.verdict == "ok" and not first.notified
     assert first.run_id not in sent and hooks["first"] == []

@@ -25,7 +25,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from typing import Callable
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import polars as pl
@@ -151,7 +151,7 @@ def deliver(notify: NotifyConfig, body: dict, stream, sleep: Callable[[float], N
 
 def _run_command(notify: NotifyConfig, payload: bytes) -> None:
     try:
-        done = subprocess.run(notify.command, shell=True, input=payload, capture_output=True,
+        done = subprocess.run(notify.command, check=False, shell=True, input=payload, capture_output=True,
                               timeout=notify.timeout_s)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise _Failed(f"{type(exc).__name__}: {exc}") from None

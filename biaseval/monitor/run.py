@@ -40,12 +40,12 @@ from biaseval.config import load_config
 from biaseval.errors import BiasevalError, ConfigError
 from biaseval.monitor import notify
 from biaseval.monitor.compare import item_drift, judge, metric_changes
+from biaseval.monitor.events import describe, model_change, recovery, reported_models
 from biaseval.monitor.history import (
     append_history,
     previous_run,
     store_dirs,
 )
-from biaseval.monitor.events import describe, model_change, recovery, reported_models
 from biaseval.monitor.summary import summarise, write_drift
 from biaseval.monitor.verdict import (
     EXIT_NOT_DELIVERED,
