@@ -1,7 +1,8 @@
 """The notification's delivery against a local HTTP server (no monitor run): the auth header comes
 from the environment, transient answers are retried with backoff (or the receiver's Retry-After), a
-4xx is not, a delivery that fails for good is reported without the secret or the webhook's path; and
-the run's cost, counted from rows built by hand."""
+4xx is not, a delivery that fails for good is reported without the secret or the webhook's path;
+the events' rules (a model change, not a fingerprint; a recovery after a streak of outages); and the
+run's cost, counted from rows built by hand."""
 
 from __future__ import annotations
 
@@ -154,3 +155,34 @@ def test_billed_cost_counts_each_sent_text_once_at_the_configured_prices(tmp_pat
     assert lines[-1] == ("total", "", f"{cost['total']:,.4f}", "0.5000")
     assert lines[0] == ("llm", "2,000 input + 320 output tokens; 1 texts sent more than once",
                         f"{llm['cost']:,.4f}", "—")
+
+
+# -- events: what counts as a model change, and a recovery --------------------------------------------
+
+def test_a_model_change_is_the_set_of_models_not_the_fingerprint():
+    from biaseval.monitor.events import model_change
+
+    before = {"model": ["gpt-x-2026-01-01"], "fingerprint": ["fp_a"]}
+    assert model_change({"model": ["gpt-x-2026-01-01"], "fingerprint": ["fp_b"]}, before) is None  # serving config only
+    change = model_change({"model": ["gpt-x-2026-03-01"], "fingerprint": ["fp_c"]}, before)
+    assert change == {"before": ["gpt-x-2026-01-01"], "after": ["gpt-x-2026-03-01"],
+                      "fingerprint_before": ["fp_a"], "fingerprint_after": ["fp_c"]}
+    mixed = model_change({"model": ["deployment=d;system=Custom", "deployment=d;system=Team"], "fingerprint": []},
+                         {"model": ["deployment=d;system=Custom"], "fingerprint": []})
+    assert mixed["after"] == ["deployment=d;system=Custom", "deployment=d;system=Team"]  # some texts fell back
+    assert model_change({"model": ["general/nmt"], "fingerprint": []}, {"model": [], "fingerprint": []}) is None
+
+
+def test_a_recovery_follows_a_streak_of_outages():
+    from datetime import datetime, timedelta, timezone
+
+    from biaseval.monitor.events import recovery
+
+    t0 = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    status = pl.DataFrame({"run_id": ["r1", "r2", "r3", "r1", "r2", "r3"],
+                           "system": ["a", "a", "a", "b", "b", "b"],
+                           "status": ["ok", "unavailable", "unavailable", "unavailable", "ok", "ok"],
+                           "message": ["", "down: 503", "down: 401", "down", "", ""],
+                           "created_at": [t0, t0 + timedelta(days=7), t0 + timedelta(days=14)] * 2})
+    assert recovery(status, "a") == {"since": "r2", "runs": 2, "error": "down: 401"}  # the latest error
+    assert recovery(status, "b") is None and recovery(status, "c") is None and recovery(None, "a") is None
