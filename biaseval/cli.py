@@ -94,6 +94,7 @@ def monitor(config_path: Path, dry_run: bool, address: str | None) -> None:
     and nothing else happened, 0 otherwise; plus 10 when a notification that was due could not be
     delivered (docs/monitoring.md)."""
     from biaseval.monitor.run import run_monitor
+    from biaseval.run.cost import money
 
     result = run_monitor(config_path, dry_run=dry_run, address=address)
     for s in result.systems:
@@ -106,6 +107,9 @@ def monitor(config_path: Path, dry_run: bool, address: str | None) -> None:
     click.echo(f"monitor: {'ALARM' if result.alarm else 'no significant change'} (verdict: {result.verdict}); "
                f"{result.history_rows} history rows{' (dry run: none written)' if dry_run else ''}; "
                f"details in {where}/drift.md")
+    cost = result.summary.get("cost")
+    if cost:
+        click.echo(f"monitor: cost {money(cost['billed'])} billed (estimated {money(cost['planned'])})")
     for failure in result.undelivered:
         click.echo(f"monitor: notification NOT delivered: {failure}")
     sys.exit(result.exit_code)

@@ -170,6 +170,7 @@ def test_cli_exit_status_and_dry_run(watched):
     result = CliRunner().invoke(main, ["monitor", "--config", str(path), "--dry-run"])
     assert result.exit_code == EXIT_DRIFT, result.output
     assert "google-now: drift" in result.output and "dry run: none written" in result.output
+    assert "monitor: cost" not in result.output  # recorded outputs cost nothing
     assert len(list((folder / "store" / "history").glob("part-*.parquet"))) == before
 
 

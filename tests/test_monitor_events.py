@@ -1,9 +1,10 @@
-"""The monitor end to end against the fake Azure Translator (otsc-en, 320 texts), one store, six runs
-in a row: a first measurement (nothing due), an outage (exit 6), the recovery (exit 0, notified), a
+"""The monitor end to end against the fake Azure Translator (otsc-en, 320 texts), one store, runs in
+a row: a first measurement (nothing due), an outage (exit 6), the recovery (exit 0, notified), a
 model swap with identical outputs (exit 7), a real shift (exit 5), and a run whose webhook is down
-(exit 0 + 10). Each notification body is asserted as the command and the webhook received it; the
-webhook carries the auth header from the environment and is retried. Each run's cost in run.json,
-the report and the notification is checked against characters counted by hand."""
+(exit 0 + 10), then the same through the command line. Each notification body is asserted as the
+command and the webhook received it; the webhook carries the auth header from the environment and
+is retried. Each run's cost in run.json, the report and the notification is checked against
+characters counted by hand."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from biaseval.cli import main
 from biaseval.monitor.run import run_monitor
 from biaseval.monitor.verdict import EXIT_DRIFT, EXIT_MODEL_CHANGED, EXIT_NOT_DELIVERED, EXIT_UNAVAILABLE
 from fakes.azure_server import FakeAzureTranslator
@@ -126,9 +129,10 @@ def monitored(azure_ray, tmp_path_factory):
         hook.always = 500
         write_config(folder, fake.endpoint, hook.url, on_ok=True, attempts=2)
         monitor("webhook down")
+        cli = CliRunner().invoke(main, ["monitor", "--config", str(path)])  # the same, as a scheduler runs it
     hook.close()
     sent = [json.loads(line) for line in (folder / "sent.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    return folder, runs, logs, hooks, {body["run_id"]: body for body in sent}
+    return folder, runs, logs, hooks, {body["run_id"]: body for body in sent}, cli
 
 
 def sources(run) -> list[str]:
@@ -143,7 +147,7 @@ def system_of(body: dict, name: str = "azure") -> dict:
 
 
 def test_a_first_measurement_notifies_no_one_and_records_its_cost(monitored):
-    _, runs, _, hooks, sent = monitored
+    _, runs, _, hooks, sent, _ = monitored
     first = runs["first"]
     assert first.exit_code == 0 and first.verdict == "ok" and not first.notified
     assert first.run_id not in sent and hooks["first"] == []
@@ -170,7 +174,7 @@ def test_a_first_measurement_notifies_no_one_and_records_its_cost(monitored):
 
 
 def test_an_outage_notifies_naming_the_system_and_its_error(monitored):
-    _, runs, logs, hooks, sent = monitored
+    _, runs, logs, hooks, sent, _ = monitored
     outage = runs["outage"]
     assert outage.exit_code == EXIT_UNAVAILABLE and outage.verdict == "unavailable" and outage.notified
     body = sent[outage.run_id]
@@ -189,7 +193,7 @@ def test_an_outage_notifies_naming_the_system_and_its_error(monitored):
 
 
 def test_a_recovery_notifies_and_compares_with_the_last_measurement(monitored):
-    _, runs, logs, hooks, sent = monitored
+    _, runs, logs, hooks, sent, _ = monitored
     recovery, first, outage = runs["recovery"], runs["first"], runs["outage"]
     assert recovery.exit_code == 0 and recovery.verdict == "ok" and recovery.notified
     azure = recovery.systems[0]
@@ -205,7 +209,7 @@ def test_a_recovery_notifies_and_compares_with_the_last_measurement(monitored):
 
 
 def test_a_model_swap_with_identical_outputs_is_an_event(monitored):
-    _, runs, _, _, sent = monitored
+    _, runs, _, _, sent, _ = monitored
     swap = runs["swap"]
     assert swap.exit_code == EXIT_MODEL_CHANGED and swap.verdict == "model changed" and not swap.alarm
     azure = swap.systems[0]
@@ -224,7 +228,7 @@ def test_a_model_swap_with_identical_outputs_is_an_event(monitored):
 
 
 def test_a_real_shift_raises_the_alarm_with_changes_and_flips(monitored):
-    _, runs, _, hooks, sent = monitored
+    _, runs, _, hooks, sent, _ = monitored
     shift = runs["shift"]
     assert shift.exit_code == EXIT_DRIFT and shift.verdict == "drift" and shift.alarm
     azure = shift.systems[0]
@@ -254,7 +258,7 @@ def test_a_real_shift_raises_the_alarm_with_changes_and_flips(monitored):
 
 
 def test_a_failed_delivery_is_logged_and_in_the_exit_status(monitored):
-    _, runs, logs, hooks, sent = monitored
+    _, runs, logs, hooks, sent, _ = monitored
     down = runs["webhook down"]
     assert down.verdict == "ok" and down.exit_code == 0 + EXIT_NOT_DELIVERED and not down.notified
     assert len(hooks["webhook down"]) == 2  # attempts: 2
@@ -268,6 +272,16 @@ def test_a_failed_delivery_is_logged_and_in_the_exit_status(monitored):
 
 
 def test_every_notified_run_went_to_both_channels(monitored):
-    _, runs, _, _, sent = monitored
+    _, runs, _, _, sent, _ = monitored
     notified = {name for name, r in runs.items() if r.run_id in sent}
     assert notified == {"outage", "recovery", "swap", "shift", "webhook down"}
+
+
+def test_the_command_line_exits_with_the_status_and_says_what_was_not_delivered(monitored):
+    _, runs, _, _, sent, cli = monitored
+    chars = sum(len(s) for s in sources(runs["first"].run))
+    assert cli.exit_code == EXIT_NOT_DELIVERED, cli.output
+    assert "azure: ok (baseline: previous run" in cli.output
+    assert f"monitor: cost {chars / 1e6 * PRICE:,.4f} billed (estimated {chars / 1e6 * PRICE:,.4f})" in cli.output
+    assert "monitor: notification NOT delivered: webhook http://127.0.0.1:" in cli.output
+    assert TOKEN not in cli.output

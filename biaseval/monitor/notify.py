@@ -88,6 +88,8 @@ def cost_summary(cost: dict | None) -> dict | None:
         return None
     billed, planned = cost.get("billed") or {"systems": {}}, cost.get("planned") or {"systems": {}}
     names = sorted(set(billed["systems"]) | set(planned["systems"]))
+    if not names:  # recorded outputs only: nothing sent, nothing billed
+        return None
     return {"billed": billed.get("total"), "planned": planned.get("total"),
             "systems": {n: {"billed": billed["systems"].get(n, {}).get("cost"),
                             "planned": planned["systems"].get(n, {}).get("cost"),
