@@ -8,8 +8,8 @@ provider billed (``billed_chars``: DeepL's ``billed_characters``, Azure's ``sour
 source's code points for Google and Amazon, and for a backend that records none the source's
 characters where it answered) and the tokens of an LLM (``input_tokens`` /
 ``output_tokens``, including the replies that were answered but split and sent again). A request
-that failed (an error status, a throttle) is counted as not billed, as these providers bill only
-what they translate; ``sent_chars`` counts the characters of every attempt, failed ones included,
+answered with an error status (a throttle, a 5xx, a 4xx) is counted as not billed: the providers
+charge for the requests they process (docs/monitoring.md, "Cost"); ``sent_chars`` counts the characters of every attempt, failed ones included,
 as the bound where a provider bills a request the client gave up on (a timeout). Prices are the
 system's ``price_per_million_*``; a system without one costs None.
 """
