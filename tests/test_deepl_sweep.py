@@ -84,6 +84,7 @@ def test_sweep_rerun_faults_and_plan(tmp_path, ray_local):
         billed = cost["billed"]["systems"]["deepl"]  # each distinct text once, as DeepL counted it
         assert billed["billed_chars"] == fake.character_count == cost["planned"]["systems"]["deepl"]["chars"]
         assert billed["cost"] == pytest.approx(fake.character_count / 1e6 * 20) == cost["planned"]["total"]
+        assert cost["planned"]["systems"]["deepl"]["cost"] == pytest.approx(planned.cost)  # what `plan` said
 
         fake.reset()
         again = sweep(config, tmp_path / "b")  # the same config, a new run: all from the store

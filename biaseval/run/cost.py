@@ -19,7 +19,8 @@ from __future__ import annotations
 import polars as pl
 
 from biaseval.config import RunConfig
-from biaseval.run.estimate import SystemEstimate, token_cost
+from biaseval.run.estimate import planned_tokens, token_cost
+from biaseval.run.plan import Prepared, shards_of
 from biaseval.run.rundir import RunDir
 from biaseval.run.translation_store import KEY
 from biaseval.translate.base import TokenEstimate
@@ -28,15 +29,20 @@ ROW_COLUMNS = ["system", *KEY, "translation", "rejected", "cached", "attempts", 
                "output_tokens"]
 
 
-def planned(estimates: list[SystemEstimate]) -> dict:
-    """The plan's figures per live system (what ``biaseval plan`` prints), for run.json."""
+def planned(prepared: Prepared) -> dict:
+    """The plan's estimate per live system (as ``biaseval plan`` computes it: characters to send at
+    ``price_per_million_chars``, an LLM's expected tokens at its token prices), for run.json. Only
+    what the cost needs: the request count (``plan``'s) would cost a pass over every send task."""
     systems = {}
-    for e in estimates:
-        if e.to_send is None:  # recorded outputs: nothing sent, nothing billed
-            continue
-        systems[e.system] = {"texts": e.to_send, "chars": e.chars, "requests": e.requests,
-                             "input_tokens": e.tokens.input if e.tokens else None,
-                             "output_tokens": e.tokens.output if e.tokens else None, "cost": e.cost}
+    shards = shards_of(prepared)
+    for name, plan in prepared.live.items():
+        cfg = prepared.config.systems[name]
+        cost = plan.chars / 1e6 * cfg.price_per_million_chars if cfg.price_per_million_chars is not None else None
+        tokens = planned_tokens(prepared, plan, [s for s in shards if s.system == name])
+        if tokens is not None:
+            cost = token_cost(tokens, cfg.price_per_million_input_tokens, cfg.price_per_million_output_tokens, cost)
+        systems[name] = {"texts": plan.sends, "chars": plan.chars, "input_tokens": tokens.input if tokens else None,
+                         "output_tokens": tokens.output if tokens else None, "cost": cost}
     return {"systems": systems, "total": _total(systems)}
 
 

@@ -30,7 +30,6 @@ from biaseval.config import RunConfig
 from biaseval.errors import RunDirError
 from biaseval.run import cost
 from biaseval.run.cluster import ray_session
-from biaseval.run.estimate import estimates_of
 from biaseval.run.execute import Outcome, Progress, Task, execute
 from biaseval.run.filesystem import StoreOptions, writing
 from biaseval.run.plan import (
@@ -120,7 +119,7 @@ def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str
         "systems": {name: {"backend": cfg.backend, "version": cfg.version, "suites": prepared.coverage[name]}
                     for name, cfg in config.systems.items()},
         "cost": {"planned": (previous or {}).get("cost", {}).get("planned")
-                 or cost.planned(estimates_of(prepared, prepared.live))},
+                 or cost.planned(prepared)},
     })
     return run
 

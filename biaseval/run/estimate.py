@@ -46,12 +46,8 @@ class SystemEstimate:
 
 
 def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimate]:
-    return estimates_of(prepared, plan_live(prepared, cache_for(prepared.config), refresh=refresh, run_id=None))
-
-
-def estimates_of(prepared: Prepared, live: dict[str, LivePlan]) -> list[SystemEstimate]:
-    """Each system's estimate for what its live plan (``plan_live``) sends."""
     config = prepared.config
+    live = plan_live(prepared, cache_for(config), refresh=refresh, run_id=None)
     shards = shards_of(prepared)
     out = []
     for system, cfg in config.systems.items():
