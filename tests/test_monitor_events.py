@@ -225,6 +225,7 @@ def test_a_model_swap_with_identical_outputs_is_an_event(monitored):
     assert "## azure: model changed\n\nmodel changed: system=Team -> system=Custom\n" in drift
     html = (swap.run.root / "report.html").read_text(encoding="utf-8")
     assert "model changed: system=Team -&gt; system=Custom" in html  # the report's verdict names it
+    assert '<tr class="status-model-changed">' in html  # marked like drift and outages
 
 
 def test_a_real_shift_raises_the_alarm_with_changes_and_flips(monitored):
