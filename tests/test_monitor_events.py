@@ -4,7 +4,8 @@ model swap with identical outputs (exit 7), a real shift (exit 5), and a run who
 (exit 0 + 10), then the same through the command line. Each notification body is asserted as the
 command and the webhook received it; the webhook carries the auth header from the environment and
 is retried. Each run's cost in run.json, the report and the notification is checked against
-characters counted by hand."""
+characters counted by hand. Then an LLM (the fake OpenAI server) that reports a new snapshot with
+the same answers: a model change, its cost from the server's token counts."""
 
 from __future__ import annotations
 
@@ -23,13 +24,15 @@ from biaseval.cli import main
 from biaseval.monitor.run import run_monitor
 from biaseval.monitor.verdict import EXIT_DRIFT, EXIT_MODEL_CHANGED, EXIT_NOT_DELIVERED, EXIT_UNAVAILABLE
 from fakes.azure_server import FakeAzureTranslator
+from fakes.openai_server import FakeOpenAI, tokens
 
 KEY = "fake-azure-key-0123456789abcdef"
 REGION = "westeurope"
 TOKEN = "Bearer hook-s3cret-0123456789"  # the webhook's auth header value, from $BIASEVAL_TEST_HOOK_AUTH
 PRICE = 10.0  # per million characters
+OPENAI_KEY = "sk-fake-openai-key-0123456789"
 TEXTS = 320  # 40 occupations x her/him x es, it, fr, de: every (target, source) distinct
-SLOW_FIXTURES = {"azure_ray", "monitored"}
+SLOW_FIXTURES = {"azure_ray", "monitored", "llm_swapped"}
 
 
 class Hook:
@@ -73,6 +76,7 @@ def azure_ray():
         mp.setenv("AZURE_TRANSLATOR_KEY", KEY)
         mp.setenv("AZURE_TRANSLATOR_REGION", REGION)
         mp.setenv("BIASEVAL_TEST_HOOK_AUTH", TOKEN)
+        mp.setenv("BIASEVAL_TEST_OPENAI_KEY", OPENAI_KEY)
         for name in ("no_proxy", "NO_PROXY"):
             mp.setenv(name, "127.0.0.1,localhost")
         ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING")
@@ -286,3 +290,43 @@ def test_the_command_line_exits_with_the_status_and_says_what_was_not_delivered(
     assert f"monitor: cost {chars / 1e6 * PRICE:,.4f} billed (estimated {chars / 1e6 * PRICE:,.4f})" in cli.output
     assert "monitor: notification NOT delivered: webhook http://127.0.0.1:" in cli.output
     assert TOKEN not in cli.output
+
+
+@pytest.fixture(scope="module")
+def llm_swapped(azure_ray, tmp_path_factory):
+    """An LLM whose server reports a new dated snapshot under the same model name, answering the same."""
+    folder = tmp_path_factory.mktemp("watch-llm")
+    with FakeOpenAI(key=OPENAI_KEY, models=("gpt-test",), reported_model="gpt-test-2026-01-01") as fake:
+        config = {"name": "watch-llm", "suites": ["otsc-en"], "metrics": {"bootstrap": 100, "seed": 5},
+                  "cache": {"path": str(folder / "cache")},
+                  "systems": {"llm": {"backend": "openai", "version": "gpt-test",
+                                      "options": {"model": "gpt-test", "base_url": fake.base_url,
+                                                  "api_key_env": "BIASEVAL_TEST_OPENAI_KEY"},
+                                      "price_per_million_input_tokens": 2.0, "price_per_million_output_tokens": 8.0,
+                                      "retry": {"max_attempts": 2, "backoff_s": 0.01, "timeout_s": 10}}},
+                  "monitor": {"store": str(folder / "store"),
+                              "notify": {"command": f"cat > {folder / 'sent.json'}"}}}
+        path = folder / "monitor.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        before = run_monitor(path, stream=io.StringIO())
+        fake.reported_model = "gpt-test-2026-03-01"
+        first = fake.count
+        after = run_monitor(path, stream=io.StringIO())
+        # the prompt tokens the fake reported for each of the second run's requests (its usage rule)
+        prompts = sum(sum(tokens(m["content"]) + 4 for m in r.body["messages"]) + 3 for r in fake.requests[first:])
+    return before, after, json.loads((folder / "sent.json").read_text(encoding="utf-8")), prompts
+
+
+def test_an_llm_reporting_a_new_snapshot_is_a_model_change(llm_swapped):
+    before, after, body, prompts = llm_swapped
+    assert before.exit_code == 0 and before.systems[0].models == {"model": ["gpt-test-2026-01-01"],
+                                                                   "fingerprint": ["fp_fake_0001"]}
+    assert after.exit_code == EXIT_MODEL_CHANGED and after.systems[0].status == "model changed"
+    assert after.systems[0].suites[0]["text_changed_share"] == 0.0  # the same answers
+    change = system_of(body, "llm")["model_change"]
+    assert change == {"before": ["gpt-test-2026-01-01"], "after": ["gpt-test-2026-03-01"],
+                      "fingerprint_before": ["fp_fake_0001"], "fingerprint_after": ["fp_fake_0001"]}
+    billed = json.loads((after.run.root / "run.json").read_text(encoding="utf-8"))["cost"]["billed"]["systems"]["llm"]
+    assert billed["input_tokens"] == prompts and billed["texts"] == TEXTS  # the server's usage, request by request
+    assert billed["cost"] == pytest.approx(prompts / 1e6 * 2.0 + billed["output_tokens"] / 1e6 * 8.0)
+    assert body["cost"]["billed"] == pytest.approx(billed["cost"])
