@@ -129,7 +129,7 @@ def _config(tmp_path):
     return load_config(path)
 
 
-def test_billed_cost_counts_each_sent_text_once_at_the_configured_prices(tmp_path, data_dir):
+def test_billed_cost_counts_each_sent_text_once_at_the_configured_prices(tmp_path):
     rows = pl.DataFrame({
         "system": ["mt", "mt", "mt", "mt", "mt", "llm", "llm"],
         "src_lang": ["en"] * 7,
