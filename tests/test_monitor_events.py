@@ -277,9 +277,12 @@ def test_a_failed_delivery_is_logged_and_in_the_exit_status(monitored):
 
 
 def test_every_notified_run_went_to_both_channels(monitored):
-    _, runs, _, _, sent, _ = monitored
+    _, runs, _, hooks, sent, _ = monitored
     notified = {name for name, r in runs.items() if r.run_id in sent}
     assert notified == {"outage", "recovery", "swap", "shift", "webhook down"}
+    for name in notified - {"webhook down"}:  # the webhook got what the command got, with the auth header
+        assert hooks[name][-1][1] == sent[runs[name].run_id] and hooks[name][-1][0]["Authorization"] == TOKEN
+    assert hooks["first"] == []
 
 
 def test_the_command_line_exits_with_the_status_and_says_what_was_not_delivered(monitored):
