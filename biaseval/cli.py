@@ -89,9 +89,12 @@ def plan(config_path: Path, systems: str | None, refresh: bool) -> None:
 def monitor(config_path: Path, dry_run: bool, address: str | None) -> None:
     """Translate afresh, compare every system with its baseline, record the history, raise the alarm.
 
-    Exits 5 when a significant change was found, 6 when a system could not be measured (provider
-    down, out of quota) and nothing else changed, 0 otherwise."""
+    Exits 5 when a significant change was found, 7 when a provider reported another model than at the
+    baseline and no metric moved, 6 when a system could not be measured (provider down, out of quota)
+    and nothing else happened, 0 otherwise; plus 10 when a notification that was due could not be
+    delivered (docs/monitoring.md)."""
     from biaseval.monitor.run import run_monitor
+    from biaseval.run.cost import money
 
     result = run_monitor(config_path, dry_run=dry_run, address=address)
     for s in result.systems:
@@ -101,8 +104,14 @@ def monitor(config_path: Path, dry_run: bool, address: str | None) -> None:
             click.echo(f"    {change['suite']} {change['subset']} {change['metric']}: {change['baseline_value']:.4f} -> "
                        f"{change['value']:.4f} ({change['change']:+.4f} [{change['change_low']:+.4f}, {change['change_high']:+.4f}])")
     where = result.run.root if result.run else "(no run directory)"
-    click.echo(f"monitor: {'ALARM' if result.alarm else 'no significant change'}; {result.history_rows} history rows"
-               f"{' (dry run: none written)' if dry_run else ''}; details in {where}/drift.md")
+    click.echo(f"monitor: {'ALARM' if result.alarm else 'no significant change'} (verdict: {result.verdict}); "
+               f"{result.history_rows} history rows{' (dry run: none written)' if dry_run else ''}; "
+               f"details in {where}/drift.md")
+    cost = result.summary.get("cost")
+    if cost:
+        click.echo(f"monitor: cost {money(cost['billed'])} billed (estimated {money(cost['planned'])})")
+    for failure in result.undelivered:
+        click.echo(f"monitor: notification NOT delivered: {failure}")
     sys.exit(result.exit_code)
 
 

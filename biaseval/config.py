@@ -155,10 +155,17 @@ class EmbeddingConfig(_Frozen):
         return self.bins.get(language, self.default_bins)
 
 
-class NotifyConfig(_Frozen):
-    command: str | None = Field(default=None, description="run with the drift summary (JSON) on stdin")
-    webhook: str | None = Field(default=None, description="POST the drift summary (JSON) to this URL")
+class NotifyConfig(_Frozen):  # where a monitoring run's notification goes, how hard to try (docs/monitoring.md)
+    command: str | None = Field(default=None, description="run with the notification (JSON) on stdin")
+    webhook: str | None = Field(default=None, description="POST the notification (JSON) to this URL")
+    webhook_auth_env: str | None = Field(default=None, pattern=r"^\w+$", description="env variable: the auth value")
+    webhook_auth_header: str = Field(default="Authorization", min_length=1)
     timeout_s: float = Field(default=30.0, gt=0)
+    attempts: int = Field(default=4, ge=1, description="tries per channel (then the delivery failed)")
+    backoff_s: float = Field(default=2.0, ge=0, description="before the 2nd try; doubles (at most 60 s)")
+    on_ok: bool = Field(default=False, description="notify also when nothing happened (a heartbeat)")
+    report_url: str | None = Field(default=None, description="the report's link, {run_id} filled in")
+    evidence: int = Field(default=5, ge=0, description="largest significant changes and first flips it lists")
 
 
 class SampleConfig(_Frozen):

@@ -4,7 +4,8 @@ the same options and exit status.
     python jobs/monitor.py --config conf/monitor.yaml [--dry-run] [--address ADDRESS]
 
 Exits like ``biaseval monitor``: 0 nothing changed, 2 bad config or arguments, 5 significant drift,
-6 a system unavailable. The ``biaseval`` package must be importable: installed in the image, or the
+7 a model changed (and nothing drifted), 6 a system unavailable (and nothing else), plus 10 when a
+notification that was due could not be delivered (docs/monitoring.md, "Exit status"). The ``biaseval`` package must be importable: installed in the image, or the
 job's ``--working-dir`` (Ray puts it on PYTHONPATH).
 """
 

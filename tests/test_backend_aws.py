@@ -148,6 +148,7 @@ def test_fail_twice_then_succeed_one_result_per_text(fake):
     out = runner(make(fake.endpoint)).translate(["one", "two", "three"], "en", "it")
     assert [r.translation for r in out] == ["it:ONE", "it:TWO", "it:THREE"]
     assert [r.attempts for r in out] == [3, 1, 1]
+    assert [r.details.billed_chars for r in out] == [3, 3, 5]  # the failed requests billed nothing
     assert fake.count == 5
     assert sorted(r.text for r in fake.requests if r.ok) == ["one", "three", "two"]
 

@@ -134,7 +134,7 @@ def test_one_request_per_batch_with_key_region_and_pair(make_backend, fake):
     backend = make_backend(fake, category="my-custom-model")
     out = backend.translate_batch(["a nurse", "the doctor"], "en", "hi", timeout=5)
     assert out.translations == expected(["a nurse", "the doctor"], "hi") == ["hi:A NURSE", "hi:THE DOCTOR"]
-    assert out.model == "my-custom-model"
+    assert out.model == "deployment=my-custom-model;system=Team"  # as asked, and the service's X-MT-System
     [req] = fake.requests
     assert req.method == "POST" and req.path == "/translate" and req.status == 200
     assert req.headers["Ocp-Apim-Subscription-Key"] == KEY
@@ -144,12 +144,23 @@ def test_one_request_per_batch_with_key_region_and_pair(make_backend, fake):
     target = req.body["inputs"][0]["targets"][0]
     assert target["allowFallback"] is False  # a custom model's results never silently come from another
     assert req.body["inputs"][0]["textType"] == "Plain"
-    assert backend.translate_batch(["x"], "en", "hi", timeout=5).model == "my-custom-model"
+    fake.mt_system = "Custom"
+    assert backend.translate_batch(["x"], "en", "hi", timeout=5).model == "deployment=my-custom-model;system=Custom"
 
 
 def test_general_model_sends_no_category(backend, fake):
-    assert backend.translate_batch(["x"], "en", "fr", timeout=5).model is None
+    assert backend.translate_batch(["x"], "en", "fr", timeout=5).model == "system=Team"
     assert fake.requests[0].body["inputs"][0]["targets"] == [{"language": "fr"}]
+
+
+def test_billed_characters_are_the_services_source_characters(backend, fake):
+    """Each text records the sourceCharacters the service reports (code points: "né" is 2), and a
+    text retried after a 503 is billed once (the failed request billed nothing)."""
+    fake.fail_times(1, 503)
+    results = runner(backend).translate(["a nurse", "né", ""], "en", "fr")
+    assert [r.details.billed_chars for r in results] == [7, 2, 0]
+    assert [r.attempts for r in results] == [2, 2, 2]
+    assert fake.requests[-1].headers.get("Ocp-Apim-Subscription-Key") == KEY
 
 
 def test_batching_respects_the_service_limits(backend, fake):

@@ -146,6 +146,13 @@ def test_the_reported_model_is_recorded(fake, make, transport):
     assert out[0].model is None and fake.requests[-1].model == ""
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_billed_characters_are_the_sources_code_points(fake, make, transport):
+    """Google bills the characters sent and does not report them: each text records its code points."""
+    out, _, _ = run(make(fake, transport), ["the nurse", "né", "ok"])
+    assert [r.details.billed_chars for r in out] == [9, 2, 2]
+
+
 # --- retries --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -351,6 +351,22 @@ def test_a_batch_reply_that_does_not_match_is_sent_again_in_smaller_requests(mak
     assert all(r.error is None for r in results) and [r.attempts for r in results] == [2, 2, 2, 2]
 
 
+def test_a_reply_split_and_sent_again_is_billed_on_its_texts(make_backend, fake):
+    """The answered batch whose reply did not match was billed: its prompt tokens are shared over its
+    texts and added to theirs, so the rows sum to every request the server answered."""
+    from fakes.openai_server import tokens
+
+    backend = make_backend(fake, texts_per_request=4)
+    fake.answer(wrong_count)
+    texts = ["one.", "two.", "three.", "four."]
+    results = runner(backend).translate(texts, "en", "it")
+    prompts = [sum(tokens(m["content"]) + 4 for m in r.body["messages"]) + 3 for r in fake.requests]
+    assert len(prompts) == 3 and all(r.translation for r in results)
+    assert sum(r.details.input_tokens for r in results) == sum(prompts)  # the halves alone: prompts[1] + prompts[2]
+    halves = [sum(r.details.input_tokens for r in results[:2]), sum(r.details.input_tokens for r in results[2:])]
+    assert halves[0] > prompts[1] and halves[1] > prompts[2]
+
+
 def test_a_batch_falls_back_to_one_text_per_request(make_backend, make_fake):
     fake = make_fake(batch_fault=wrong_count)  # every batch comes back a text short
     backend = make_backend(fake, texts_per_request=4)

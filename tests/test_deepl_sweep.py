@@ -6,6 +6,7 @@ message."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -79,6 +80,11 @@ def test_sweep_rerun_faults_and_plan(tmp_path, ray_local):
         assert a["model"].unique().to_list() == ["quality_optimized"]  # the model type DeepL reports
         assert a["provider"].unique().to_list() == ["DeepL API"]
         assert fake.character_count == a["billed_chars"].sum()
+        cost = json.loads((tmp_path / "a" / "run.json").read_text(encoding="utf-8"))["cost"]
+        billed = cost["billed"]["systems"]["deepl"]  # each distinct text once, as DeepL counted it
+        assert billed["billed_chars"] == fake.character_count == cost["planned"]["systems"]["deepl"]["chars"]
+        assert billed["cost"] == pytest.approx(fake.character_count / 1e6 * 20) == cost["planned"]["total"]
+        assert cost["planned"]["systems"]["deepl"]["cost"] == pytest.approx(planned.cost)  # what `plan` said
 
         fake.reset()
         again = sweep(config, tmp_path / "b")  # the same config, a new run: all from the store
@@ -87,6 +93,7 @@ def test_sweep_rerun_faults_and_plan(tmp_path, ray_local):
 
         fake.faults(every=5, hang_s=3.0)  # 20% of requests: 429 (Retry-After 1), 500, timeout, 503
         faulty = deepl_config(tmp_path, fake, "faulty", "store-faulty")
+        counted = fake.character_count
         result = sweep(faulty, tmp_path / "c")
         seen = fake.translate_requests
         assert result.sweep.failed == 0 and result.sweep.sent == ITEMS
@@ -96,6 +103,11 @@ def test_sweep_rerun_faults_and_plan(tmp_path, ray_local):
         assert c.select("item_id", "translation", "billed_chars").equals(a.select("item_id", "translation",
                                                                                   "billed_chars"))
         assert c["attempts"].max() > 1
+        billed = json.loads((tmp_path / "c" / "run.json").read_text(encoding="utf-8"))["cost"]["billed"]["systems"]
+        # failed and unanswered requests billed nothing: the run's billed characters are what DeepL counted
+        assert billed["deepl"]["billed_chars"] == fake.character_count - counted == a["billed_chars"].sum()
+        assert billed["deepl"]["sent_chars"] == (c["attempts"] * c["source"].str.len_chars()).sum() > \
+            billed["deepl"]["billed_chars"]
 
 
 def test_456_stops_the_system_and_a_rerun_resumes(tmp_path, ray_local):

@@ -6,6 +6,7 @@ exits 0 when they are the only rows without a translation."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -88,6 +89,11 @@ def test_otsc_en_through_the_fake_openai_server(tmp_path, ray_with_key):
         assert done["rejected"].null_count() == done.height and done["error"].null_count() == done.height
         assert (first["fingerprint"] == "fp_fake_0001").all() and first["prompt_hash"].n_unique() == 1
         assert (first["input_tokens"] > 0).all() and (first["output_tokens"] > 0).all()
+        from fakes.openai_server import tokens  # the fake's count, as it answers in usage
+
+        prompts = sum(sum(tokens(m["content"]) + 4 for m in r.body["messages"]) + 3 for r in fake.requests)
+        billed = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["cost"]["billed"]
+        assert billed["systems"]["llm"]["input_tokens"] == prompts == first["input_tokens"].sum()
 
         labels = pl.read_parquet(tmp_path / "run" / "labels.parquet").sort("item_id")
         never_scored = labels.join(rejected.select("item_id"), on="item_id")

@@ -170,6 +170,7 @@ def test_cli_exit_status_and_dry_run(watched):
     result = CliRunner().invoke(main, ["monitor", "--config", str(path), "--dry-run"])
     assert result.exit_code == EXIT_DRIFT, result.output
     assert "google-now: drift" in result.output and "dry run: none written" in result.output
+    assert "monitor: cost" not in result.output  # recorded outputs cost nothing
     assert len(list((folder / "store" / "history").glob("part-*.parquet"))) == before
 
 
@@ -189,7 +190,9 @@ def test_provider_down_is_reported_and_not_recorded_as_a_measurement(tmp_path, d
     assert result.history_rows == 0 and history(path) is None
     status = pl.read_parquet(next((tmp_path / "store" / "status").glob("part-*.parquet")))
     assert status.row(0, named=True)["status"] == "unavailable"
-    assert not (tmp_path / "notified.json").exists()
+    sent = json.loads((tmp_path / "notified.json").read_text(encoding="utf-8"))  # an outage notifies, naming the error
+    assert sent["verdict"] == "unavailable" and sent["systems"][0]["message"] == google.message
+    assert "google: unavailable — 704 of 704 items failed; first error: " in sent["text"]
 
 
 def test_job_entry_point(watched):

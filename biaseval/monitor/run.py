@@ -18,9 +18,10 @@ the monitor's store (translations refreshed: the cache is bypassed), then, per s
 The run's tests are corrected together (``compare.judge``, ``stats.adjust``: Benjamini–Hochberg by
 default). A watched metric whose adjusted p is below ``alpha`` and whose change is at least
 ``threshold`` is a significant change; so is a suite whose McNemar adjusted p is below ``alpha``
-with at least ``threshold`` of its items flipped. Any significant change raises the alarm: the
-summary goes to the notification command and webhook, and the command exits 5 (6 when a system was
-unavailable and nothing drifted).
+with at least ``threshold`` of its items flipped. Any significant change raises the alarm. A
+provider that reports another model than at the baseline is an event of its own (``events``), as
+is a system measured again after an outage. The exit status and when a notification goes out, with
+what: ``verdict`` and ``notify``.
 
 The store keeps ``runs/<run>/`` (full run directories); the history and status datasets
 (``history.py``) keep one row per run × system × suite × subset × metric and one per run × system
@@ -37,18 +38,20 @@ import polars as pl
 
 from biaseval.config import load_config
 from biaseval.errors import BiasevalError, ConfigError
+from biaseval.monitor import notify
 from biaseval.monitor.compare import item_drift, judge, metric_changes
+from biaseval.monitor.events import describe, model_change, recovery, reported_models
 from biaseval.monitor.history import (
     append_history,
     previous_run,
     store_dirs,
 )
-from biaseval.monitor.summary import notify, summarise, write_drift
+from biaseval.monitor.summary import summarise, write_drift
 from biaseval.monitor.verdict import (
-    EXIT_DRIFT,
-    EXIT_UNAVAILABLE,
+    EXIT_NOT_DELIVERED,
     MonitorResult,
     SystemDrift,
+    verdict,
 )
 from biaseval.run.rundir import RunDir
 from biaseval.translate.credentials import redact
@@ -64,6 +67,8 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
     monitor = config.monitor
     if monitor is None:
         raise ConfigError(f"{config_path}: no monitor: section (store, baselines, threshold, notify)")
+    if not dry_run:
+        notify.check(monitor.notify)
     config_dir = config_path.resolve().parent
     runs_dir, store = store_dirs(config, config_dir)
     now = datetime.now(timezone.utc)
@@ -98,6 +103,7 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
                                        f"{failed.height} of {mine.height} items failed"
                                        + (f"; first error: {first[0]}" if first else "")))
             continue
+        models, recovered = reported_models(run, system), recovery(previous_status, system)
         spec = monitor.baselines.get(system, "previous")
         if isinstance(spec, dict) and "system" in spec:
             base_run, base_system, described = run, spec["system"], f"system {spec['system']} (this run)"
@@ -107,8 +113,9 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
             base_run = previous_run(previous_status, runs_dir, system)
             base_system, described = system, f"previous run {base_run.root.name}" if base_run else "previous run"
         if base_run is None or not base_run.metrics.exists():
-            systems.append(SystemDrift(system, "no baseline", "first measurement: nothing to compare with yet",
-                                       described))
+            message = "; ".join(filter(None, ["first measurement: nothing to compare with yet",
+                                              describe(None, recovered)]))
+            systems.append(SystemDrift(system, "no baseline", message, described, models=models, recovered=recovered))
             continue
         base_metrics = pl.read_parquet(base_run.metrics).filter(pl.col("system") == base_system)
         suite_info, flips, tests = [], [], {}
@@ -120,26 +127,39 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
                 tests.update(t)
         changes = metric_changes(metrics.filter(pl.col("system") == system), base_metrics, tests,
                                  config.metrics.confidence)
-        systems.append(SystemDrift(system, "ok", "", described, base_run.read_run()["run_id"], changes, suite_info,
-                                   pl.concat(flips) if flips else None))
+        # the same system at the baseline (not another system of this run): did its provider's model change?
+        changed = model_change(models, reported_models(base_run, base_system)) if base_system == system else None
+        systems.append(SystemDrift(system, "ok", describe(changed, recovered), described, base_run.read_run()["run_id"],
+                                   changes, suite_info, pl.concat(flips) if flips else None, models, changed, recovered))
 
     family = judge(systems, monitor)  # statuses: drift or ok, over the run's corrected family of tests
     alarm = any(s.status == "drift" for s in systems)
-    unavailable = any(s.status == "unavailable" for s in systems)
-    exit_code = EXIT_DRIFT if alarm else (EXIT_UNAVAILABLE if unavailable else 0)
-    summary_doc = summarise(run_id, now, systems, alarm, out if run else None, monitor, family)
+    for drifted in systems:  # a model change with no significant change is an event of its own
+        if drifted.status == "ok" and drifted.model_change:
+            drifted.status = "model changed"
+    outcome, exit_code = verdict(systems)
+    summary_doc = {**summarise(run_id, now, systems, alarm, out if run else None, monitor, family),
+                   "verdict": outcome, "exit_code": exit_code}
+    report = monitor.notify.report_url.format(run_id=run_id) if monitor.notify.report_url else (
+        str(out / "report.html") if run else None)
+    # drift.json is the notification's body: what was sent is kept beside the run
+    summary_doc = notify.message(summary_doc, systems, monitor.notify,
+                                 (run.read_run() or {}).get("cost") if run else None, report)
     rows = 0
     if run is not None:
         write_drift(run, systems, summary_doc, monitor)
     if not dry_run:
         rows = append_history(store, run_id, now, metrics, systems)
-        if alarm:
-            notify(monitor, summary_doc, stream)
     if run is not None:  # the report with the drift trends of the whole history
         from biaseval.pipeline import write_report
 
         write_report(run, history=store.read("history"))
-    return MonitorResult(run, run_id, systems, alarm, exit_code, rows, summary_doc)
+    notified, undelivered = False, []
+    if not dry_run and notify.due(outcome, systems, monitor.notify):
+        undelivered = notify.deliver(monitor.notify, summary_doc, stream)
+        notified = not undelivered
+        exit_code += EXIT_NOT_DELIVERED if undelivered else 0
+    return MonitorResult(run, run_id, systems, alarm, exit_code, rows, summary_doc, outcome, notified, undelivered)
 
 
 def _suites_of(run: RunDir, system: str) -> list[str]:

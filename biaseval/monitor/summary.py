@@ -1,11 +1,9 @@
-"""What a monitoring run tells people: the summary document (drift.json), drift.md, the flips
-table, and the notification (command and webhook)."""
+"""What a monitoring run leaves in its directory: the summary document (drift.json), drift.md and
+the flips table (the notification is ``notify``'s)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import urllib.request
 from datetime import datetime
 from pathlib import Path
 
@@ -14,7 +12,6 @@ import polars as pl
 from biaseval.config import MonitorConfig
 from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.rundir import RunDir, write_parquet_atomic, write_text_atomic
-from biaseval.translate.credentials import redact
 
 
 def summarise(run_id: str, now: datetime, systems: list[SystemDrift], alarm: bool, out: Path | None,
@@ -98,25 +95,3 @@ def _p(p: float | None) -> str:
 
 def _cell(text: str | None) -> str:
     return (text or "").replace("|", "\\|").replace("\n", " ")
-
-
-def notify(monitor: MonitorConfig, summary: dict, stream) -> None:
-    """Send the summary to the configured command (JSON on stdin) and webhook (JSON POST)."""
-    payload = json.dumps(summary, default=str).encode()
-    if monitor.notify.command:
-        try:
-            done = subprocess.run(monitor.notify.command, shell=True, input=payload, capture_output=True,
-                                  timeout=monitor.notify.timeout_s)
-            if done.returncode != 0:
-                print(f"monitor: notification command exited {done.returncode}: "
-                      f"{redact(done.stderr.decode(errors='replace'))[:500]}", file=stream)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            print(f"monitor: notification command failed: {redact(str(exc))}", file=stream)
-    if monitor.notify.webhook:
-        request = urllib.request.Request(monitor.notify.webhook, data=payload, method="POST",
-                                         headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=monitor.notify.timeout_s) as response:
-                response.read()
-        except OSError as exc:
-            print(f"monitor: webhook failed: {redact(str(exc))}", file=stream)

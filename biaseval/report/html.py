@@ -34,6 +34,7 @@ from biaseval.report.markdown import (
     read_reasons,
 )
 from biaseval.report.tables import ALPHA, headline_panels, significance, suite_kinds
+from biaseval.run.cost import cost_lines
 from biaseval.run.rundir import RunDir
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -104,7 +105,8 @@ def _embedding_data(run: RunDir, suites: list[str]) -> dict:
 
 def _run_section(contents: Contents, info: dict, metrics: pl.DataFrame) -> dict:
     return {"template": "run.html", "heading": contents.h2("Systems and suites"), "systems": tables.system_rows(info),
-            "suites": tables.suite_rows(info), "signatures": tables.signatures(metrics)}
+            "suites": tables.suite_rows(info), "signatures": tables.signatures(metrics),
+            "cost": cost_lines(info.get("cost"))}
 
 
 def _failures_section(contents: Contents, failures: pl.DataFrame) -> dict | None:

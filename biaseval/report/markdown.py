@@ -13,6 +13,7 @@ import polars as pl
 from biaseval.report.adjectives import adjective_section
 from biaseval.report.control import control_tables
 from biaseval.report.published import Published
+from biaseval.run.cost import cost_lines
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female",
                    "macro_f1", "control_acc", "control_unknown", "control_unasked"}
@@ -374,6 +375,18 @@ def control_section(metrics: pl.DataFrame, systems: dict[str, dict]) -> list[str
     return lines
 
 
+def cost_section(cost: dict | None) -> list[str]:
+    """The run's cost: what the rows say was billed beside the plan's estimate (``run.json``'s ``cost``)."""
+    rows = cost_lines(cost)
+    if not rows:
+        return []
+    lines = ["## Cost", "", "In the currency of the configured prices; billed: the units the rows record, "
+             "at those prices; estimated: the plan's, before the run.", "",
+             "| system | billed units | billed cost | estimated cost |", "|---|---|---|---|"]
+    lines += [f"| {name} | {units} | {actual} | {planned} |" for name, units, actual, planned in rows]
+    return lines + [""]
+
+
 def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
            failures: pl.DataFrame | None = None, embedding: dict | None = None,
            reasons: pl.DataFrame | None = None) -> str:
@@ -397,6 +410,7 @@ def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
         lines += [f"- `{s}`" for s in signatures]
         lines += ["", "</details>"]
     lines.append("")
+    lines += cost_section(run_info.get("cost"))
     if published is not None:
         lines += [f"## Published tables recomputed ({published.cite})", "",
                   "Each cell: recomputed value at the paper's precision; ✓ where it equals the printed value, "

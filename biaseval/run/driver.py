@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from biaseval import __version__
 from biaseval.config import RunConfig
 from biaseval.errors import RunDirError
+from biaseval.run import cost
 from biaseval.run.cluster import ray_session
 from biaseval.run.execute import Outcome, Progress, Task, execute
 from biaseval.run.filesystem import StoreOptions, writing
@@ -90,7 +91,8 @@ def write_items(path: Path, suites: dict[str, SuiteData]) -> None:
 
 def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str, previous: dict | None,
              refresh: bool, options: StoreOptions | None = None) -> RunDir:
-    """Create the run directory, or reopen it for a resume."""
+    """Create the run directory, or reopen it for a resume (which keeps the first plan's cost estimate:
+    what the run set out to send)."""
     config = prepared.config
     run = RunDir(out, options)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -116,8 +118,17 @@ def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str
                    for name, data in prepared.suites.items()},
         "systems": {name: {"backend": cfg.backend, "version": cfg.version, "suites": prepared.coverage[name]}
                     for name, cfg in config.systems.items()},
+        "cost": {"planned": (previous or {}).get("cost", {}).get("planned")
+                 or cost.planned(prepared)},
     })
     return run
+
+
+def record_cost(run: RunDir, config: RunConfig) -> None:
+    """run.json's ``cost.billed``: what the rows say the providers billed (``biaseval.run.cost``)."""
+    info = run.read_run()
+    info["cost"] = {**info.get("cost", {}), "billed": cost.billed(run, config)}
+    run.write_run(info)
 
 
 def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData] | None = None,
@@ -227,4 +238,5 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
             run.remove_temporaries()  # left by workers killed mid-write (this driver holds the run's lock)
     for system in {t.system for t in tasks if t.kind == "send"}:
         cache.compact(prepared.live[system].identity)
+    record_cost(run, prepared.config)
     return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)

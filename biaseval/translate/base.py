@@ -97,7 +97,7 @@ class TextDetails:
     prompt_hash: str | None = None  # SHA-256 of the prompt templates that carried it (LLM backends)
     input_tokens: int | None = None  # tokens billed for it (a request's share, for batched texts)
     output_tokens: int | None = None
-    billed_chars: int | None = None  # characters the provider billed (DeepL)
+    billed_chars: int | None = None  # characters billed for it (as the provider reports them, or counts them)
     rejected: str | None = None  # why the reply is not a translation: refusal, empty, explanation, wrong-language
     raw: str | None = None  # the reply as received, when it was rejected
 
@@ -144,7 +144,14 @@ class TokenEstimate:
 class SplitBatch(Exception):
     """Raised by ``translate_batch`` when the provider answered a request of several texts, but not with
     one usable answer per text, in order (an LLM's list with a text missing): the runner sends the
-    batch's halves again, down to one text per request, and does not count it as a failure."""
+    batch's halves again, down to one text per request, and does not count it as a failure.
+
+    The provider answered, so it billed the request: ``spent`` holds, per text of the batch, the
+    ``TextDetails`` of that share (tokens), which the runner adds to the text's final row."""
+
+    def __init__(self, message: str, spent: list["TextDetails"] | None = None):
+        super().__init__(message)
+        self.spent = spent
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import math
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
@@ -101,13 +101,16 @@ class RequestRunner:
             raise SystemStopped(self.stopped.reason, results)
         return results  # type: ignore[return-value]
 
-    def _send(self, texts: list[str], src: str, tgt: str, budget: list[int], carried: int = 0) -> list[TextResult]:
+    def _send(self, texts: list[str], src: str, tgt: str, budget: list[int], carried: int = 0,
+              spent: list[TextDetails | None] | None = None) -> list[TextResult]:
         """One batch with retries. A permanent failure of several texts is bisected to isolate the
         texts at fault, within ``budget`` permanent failures per batch: a failure that is not about
         particular texts (a wrong language pair, a revoked key) ends the batch quickly.
 
         ``carried``: requests that already carried these texts (those of the batch they were split
-        from), so that a text's ``attempts`` counts every request it was part of."""
+        from), so that a text's ``attempts`` counts every request it was part of; ``spent``: per text,
+        what answered requests that were split again billed for it (``SplitBatch.spent``), added to
+        its final result so that the row counts every billed reply."""
         chars = sum(len(t) for t in texts)
         attempt = 0
         while True:
@@ -121,7 +124,7 @@ class RequestRunner:
                 out = self.translator.translate_batch(texts, src, tgt, timeout=self.policy.timeout_s)
                 if len(out.translations) != len(texts):
                     raise RuntimeError(f"provider returned {len(out.translations)} translations for {len(texts)} texts")
-                return _results(out, carried + attempt)
+                return _charged(_results(out, carried + attempt), spent)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded result or a retry
                 received = self.clock()
                 advice = self.translator.classify(exc)
@@ -129,6 +132,8 @@ class RequestRunner:
                     self.stopped = self.stopped or advice
                     raise _Halt([None] * len(texts)) from None
                 sent = carried + attempt
+                if isinstance(exc, SplitBatch) and exc.spent is not None and len(exc.spent) == len(texts):
+                    spent = [_plus(a, b) for a, b in zip(spent or [None] * len(texts), exc.spent)]
                 if advice is not None and advice.after is not None:
                     # the quota is the system's: every actor holds off until the Retry-After has
                     # elapsed since the answer came (not since the limiter hears of it)
@@ -138,19 +143,20 @@ class RequestRunner:
                 if advice is None and len(texts) > 1 and budget[0] > 0:
                     half = len(texts) // 2
                     try:
-                        first = self._send(texts[:half], src, tgt, budget, sent)
+                        first = self._send(texts[:half], src, tgt, budget, sent, spent and spent[:half])
                     except _Halt as halt:
                         raise _Halt(halt.done + [None] * (len(texts) - half)) from None
                     if budget[0] <= 0:  # no budget left: the rest fails with the same error, unsent again
                         error = next((r.error for r in first if r.error), None) or _message(exc, None, attempt)
-                        return first + [TextResult(None, error, sent, None, _now()) for _ in texts[half:]]
+                        rest = [TextResult(None, error, sent, None, _now()) for _ in texts[half:]]
+                        return first + _charged(rest, spent and spent[half:])
                     try:
-                        return first + self._send(texts[half:], src, tgt, budget, sent)
+                        return first + self._send(texts[half:], src, tgt, budget, sent, spent and spent[half:])
                     except _Halt as halt:
                         raise _Halt(first + halt.done) from None
                 if advice is None or attempt >= self.policy.max_attempts:
                     message = _message(exc, advice, attempt)
-                    return [TextResult(None, message, sent, None, _now()) for _ in texts]
+                    return _charged([TextResult(None, message, sent, None, _now()) for _ in texts], spent)
                 wait = self.policy.backoff(attempt, self.rng)
                 if advice.after is not None:
                     wait = max(wait, advice.after - (self.clock() - received))
@@ -180,6 +186,30 @@ def _results(out: BatchOutput, attempts: int) -> list[TextResult]:
             results.append(TextResult(None, f"not a translation ({detail.rejected})", attempts, out.model, now, detail))
         else:
             results.append(TextResult(None, "the provider returned no text for it", attempts, out.model, now, detail))
+    return results
+
+
+_BILLED = ("input_tokens", "output_tokens", "billed_chars")
+
+
+def _plus(a: TextDetails | None, b: TextDetails | None) -> TextDetails | None:
+    """Billed units of ``a`` and ``b`` added (a field unknown in both stays unknown)."""
+    if a is None or b is None:
+        return a or b
+    return TextDetails(**{f: None if getattr(a, f) is None and getattr(b, f) is None
+                          else (getattr(a, f) or 0) + (getattr(b, f) or 0) for f in _BILLED})
+
+
+def _charged(results: list[TextResult], spent: list[TextDetails | None] | None) -> list[TextResult]:
+    """``results`` with the billed units of earlier answered requests (``spent``) added to each."""
+    if not spent:
+        return results
+    for result, extra in zip(results, spent):
+        if extra is None:
+            continue
+        details = result.details or TextDetails()
+        total = _plus(details, extra)
+        result.details = replace(details, **{f: getattr(total, f) for f in _BILLED})
     return results
 
 

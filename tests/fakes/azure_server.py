@@ -24,6 +24,9 @@ numeric codes (HTTP status * 1000 + detail). What it does:
   set): 401 otherwise;
 - enforces the real per-request limits (1,000 elements, 50,000 characters in all, counted per
   target language): 400 otherwise, so a client that packs badly fails loudly;
+- reports the model family in ``X-MT-System`` (``mt_system``: "Team", the general model, unless a
+  test sets another, e.g. "Custom", to play a model swap) and the characters billed in
+  ``X-Metered-Usage`` and in each translation's ``sourceCharacters``;
 - records every request (``requests``: texts, languages, headers, the status it got);
 - plays a script of failures, one per request, before normal service (``script(Failure(...))``, or
   ``fail``, ``fail_times``, ``throttle``, ``slow``);
@@ -181,6 +184,7 @@ class FakeAzureTranslator(FakeService):
         self.echo_key_in_errors = echo_key_in_errors  # a careless server: error text repeats the key
         self._stats = QuotaStats()
         self._genders: Genders | None = None
+        self.mt_system = "Team"  # X-MT-System of successful answers: set "Custom" to play a model swap
         self.honoured: set[tuple[str, str, str]] = set()  # (target language, gender, text) rendered as asked
 
     @property
@@ -245,7 +249,8 @@ class FakeAzureTranslator(FakeService):
                 if scripted is not None and scripted.delay_s:
                     self.pause(scripted.delay_s)
                 status, body = self._serve(handler, url.path, query, raw, record, scripted)
-                extra: dict[str, str] = {}
+                extra: dict[str, str] = {"X-MT-System": self.mt_system,
+                                         "X-Metered-Usage": str(sum(len(t) for t in record.texts) * len(record.targets))}
             except _HTTPError as err:
                 message = err.message
                 if self.echo_key_in_errors:

@@ -30,6 +30,7 @@ from biaseval.translate.base import (
     BatchLimits,
     BatchOutput,
     Retry,
+    TextDetails,
     TextTranslator,
 )
 from biaseval.translate.credentials import check_endpoint
@@ -196,14 +197,16 @@ class AwsTranslator(TextTranslator):
         if len(texts) != 1:
             raise ValueError(f"Amazon Translate takes one text per request, got {len(texts)}")
         if texts[0] == "":
-            return BatchOutput([""], model=None)  # the API rejects empty text; nothing to translate
+            return BatchOutput([""], model=None, details=[TextDetails(billed_chars=0)])  # the API rejects empty text
         client = self._client(float(timeout))
         try:
             response = client.translate_text(**self._request(texts[0], src, tgt))
         except Exception as exc:
             self._scrub(exc)
             raise
-        return BatchOutput([response["TranslatedText"]], model=_applied(response))
+        # billed per character of the source; the response says neither how many nor which model
+        return BatchOutput([response["TranslatedText"]], model=_applied(response),
+                           details=[TextDetails(billed_chars=len(texts[0]))])
 
     # -- failures ---------------------------------------------------------------------------------
 

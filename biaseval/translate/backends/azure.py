@@ -27,6 +27,7 @@ from biaseval.translate.base import (
     BatchLimits,
     BatchOutput,
     Retry,
+    TextDetails,
     TextTranslator,
 )
 from biaseval.translate.credentials import check_endpoint
@@ -163,8 +164,14 @@ class AzureTranslator(TextTranslator):
         body = {"inputs": [{"text": t, "language": src, "textType": text_type, "targets": [target]} for t in texts]}
         client = self._checkout()
         failure: AzureTranslatorError | None = None
+        headers: dict[str, Any] = {}
+
+        def keep_headers(pipeline_response, result, response_headers):  # the SDK's ``cls`` hook
+            headers.update(response_headers)
+            return result
+
         try:
-            items = client.translate(body, connection_timeout=timeout, read_timeout=timeout)
+            items = client.translate(body, connection_timeout=timeout, read_timeout=timeout, cls=keep_headers)
         except Exception as exc:  # noqa: BLE001 - replaced below by an error that holds no request
             failure = self._sanitize(exc, timeout)
             items = None
@@ -174,14 +181,17 @@ class AzureTranslator(TextTranslator):
             # raised outside the except block, so neither __context__ nor a traceback frame keeps the
             # SDK's exception (and through it the request and its key header) alive
             raise failure
-        translations = []
+        translations, details = [], []
         for i, item in enumerate(items or []):
-            texts_out = [t.text for t in (item.translations or []) if t.language == tgt] or \
-                        [t.text for t in (item.translations or [])]
-            if len(texts_out) != 1:
-                raise AzureTranslatorError(f"the service returned {len(texts_out)} translations for input {i}")
-            translations.append(texts_out[0])
-        return BatchOutput(translations, model=opts.category)
+            found = [t for t in (item.translations or []) if t.language == tgt] or list(item.translations or [])
+            if len(found) != 1:
+                raise AzureTranslatorError(f"the service returned {len(found)} translations for input {i}")
+            translations.append(found[0].text)
+            # sourceCharacters: what the service billed for the text (absent: code points, as it counts)
+            reported = getattr(found[0], "source_characters", None)
+            details.append(TextDetails(billed_chars=int(reported) if reported is not None else len(texts[i])))
+        return BatchOutput(translations, model=reported_model(opts.category, headers.get("x-mt-system")),
+                           details=details)
 
     def classify(self, exc: BaseException) -> Retry | None:
         if isinstance(exc, AzureTranslatorError):
@@ -254,6 +264,14 @@ class AzureTranslator(TextTranslator):
 
 
 _TEXT_TYPES = {"plain": "Plain", "html": "Html"}
+
+
+def reported_model(category: str | None, mt_system: str | None) -> str | None:
+    """The row's ``model``: the deployment asked for and the service's ``X-MT-System`` answer (``Team``:
+    the general model, ``Custom``: a custom one), e.g. ``deployment=abc;system=Custom``. With
+    ``allow_fallback``, ``system=Team`` beside a deployment says the service fell back."""
+    parts = [f"deployment={category}" if category else None, f"system={mt_system}" if mt_system else None]
+    return ";".join(p for p in parts if p) or None
 
 
 def _transient_status(status: int) -> bool:

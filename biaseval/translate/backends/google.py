@@ -44,6 +44,7 @@ from biaseval.translate.base import (
     BatchLimits,
     BatchOutput,
     Retry,
+    TextDetails,
     TextTranslator,
 )
 from biaseval.translate.credentials import check_endpoint, insecure_http, redact
@@ -188,7 +189,9 @@ class GoogleTranslator(TextTranslator):
         else:
             translations = [t.translated_text for t in response.translations]
             reported = next((t.model for t in response.translations if t.model), None)
-            return BatchOutput(translations, model=_model_id(reported))
+            # billed per character of the source (code points); the response does not say how many
+            billed = [TextDetails(billed_chars=len(t)) for t in texts]
+            return BatchOutput(translations, model=_model_id(reported), details=billed)
         # Raised outside the except block so the original (with its response, call and headers)
         # is neither the cause nor the context of what the runner sees.
         raise clean

@@ -299,23 +299,28 @@ class OpenAITranslator(TextTranslator):
         message = choice.message
         content = message.content if message is not None else None
         refusal = getattr(message, "refusal", None) if message is not None else None
+        usage = response.usage
+        inputs = _shares(getattr(usage, "prompt_tokens", None), texts)
+        outputs = _shares(getattr(usage, "completion_tokens", None), texts)
+        # an answered request is billed, even one whose reply is split and sent again
+        spent = [TextDetails(input_tokens=i, output_tokens=o) for i, o in zip(inputs, outputs)]
         if choice.finish_reason == "length":
             if batched:
-                raise SplitBatch(f"the reply to {len(texts)} texts was cut at {opts.max_tokens_field}={bound}")
+                raise SplitBatch(f"the reply to {len(texts)} texts was cut at {opts.max_tokens_field}={bound}", spent)
             raise LLMRequestError(f"the reply was cut at {opts.max_tokens_field}={bound} (finish_reason length); "
                                   f"raise options.max_tokens_ratio or max_tokens_base")
         refused = bool(refusal) or choice.finish_reason == "content_filter"
         checks, names = opts.reply_checks, opts.language_names
         if batched:
             if refused:
-                raise SplitBatch(f"the request of {len(texts)} texts was refused as a whole")
-            readings = read_batch(content, texts, src, tgt, checks=checks, names=names)
+                raise SplitBatch(f"the request of {len(texts)} texts was refused as a whole", spent)
+            try:
+                readings = read_batch(content, texts, src, tgt, checks=checks, names=names)
+            except SplitBatch as split:
+                raise SplitBatch(str(split), spent) from None
         else:
             readings = [read_reply((refusal or content) if refused else content, texts[0], src, tgt, checks=checks,
                                    names=names, refused=refused)]
-        usage = response.usage
-        inputs = _shares(getattr(usage, "prompt_tokens", None), texts)
-        outputs = _shares(getattr(usage, "completion_tokens", None), texts)
         details = [TextDetails(fingerprint=response.system_fingerprint, prompt_hash=hashed, input_tokens=i,
                                output_tokens=o, rejected=r.rejected, raw=r.raw)
                    for r, i, o in zip(readings, inputs, outputs)]
