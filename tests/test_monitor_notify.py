@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import polars as pl
 import pytest
 
-from biaseval.config import NotifyConfig, load_config
+from biaseval.config import load_config
+from biaseval.config.monitor import NotifyConfig
 from biaseval.errors import ConfigError
 from biaseval.monitor import notify
 from biaseval.run.cost import billed_from_rows, cost_lines

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import polars as pl
 
-from biaseval.config import NotifyConfig
+from biaseval.config.monitor import NotifyConfig
 from biaseval.errors import ConfigError
 from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.cost import money, units
