@@ -11,7 +11,7 @@ import pytest
 from biaseval.config import load_config
 from biaseval.errors import DataError, RecordedOutputError
 from biaseval.metrics.winomt import winomt
-from biaseval.suites import SUITES
+from biaseval.suites import BUILTIN  # the shipped suites (SUITES holds the last resolved run's versions)
 from biaseval.suites.winomt_en import ALL_TARGETS, TARGETS, parse_rows
 from biaseval.run.plan import build_translator, prepare, shards_of
 
@@ -22,7 +22,7 @@ MT_GENDER = "mt_gender"
 
 @pytest.fixture(scope="module")
 def suite_data(data_dir):
-    return SUITES.get("winomt-en").open()
+    return BUILTIN["winomt-en"].open()
 
 
 def test_items_per_target_and_group(suite_data):
@@ -48,7 +48,7 @@ def test_targets_are_contiguous_ranges(suite_data):
 
 
 def test_fewer_targets_change_the_fingerprint(suite_data):
-    fewer = SUITES.get("winomt-en").with_targets(("es", "de")).open()
+    fewer = BUILTIN["winomt-en"].with_targets(("es", "de")).open()
     assert fewer.size == 2 * 3888
     assert fewer.fingerprint != suite_data.fingerprint
 
@@ -122,7 +122,7 @@ def test_pairs_file_without_separator_names_the_line(tmp_path, data_dir):
     bad.write_text("The developer argued. ||| El desarrollador discutió.\nno separator here\n", encoding="utf-8")
     options = RecordedOptions(files={"winomt-en": str(tmp_path / "en-{stem}.txt")}, format="pairs")
     translator = RecordedTranslator("mine", options, config_dir=tmp_path)
-    data = SUITES.get("winomt-en").with_targets(("es",)).open()
+    data = BUILTIN["winomt-en"].with_targets(("es",)).open()
     with pytest.raises(RecordedOutputError, match=r"en-es.txt:2: no '\|\|\|'"):
         translator.check({"winomt-en": data})
 
