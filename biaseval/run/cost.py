@@ -46,17 +46,41 @@ def planned(prepared: Prepared) -> dict:
     return {"systems": systems, "total": _total(systems)}
 
 
+SHARDS_AT_ONCE = 32  # shard files read together: the rows are reduced to a few numbers before the next group
+
+
 def billed(run: RunDir, config: RunConfig) -> dict:
-    """What this run's rows say was billed, per live system, and its cost at the configured prices."""
+    """What this run's rows say was billed, per live system, and its cost at the configured prices.
+    The shards are read a group at a time and each row cut down to its system, a hash of its text's
+    key and its units, so memory stays small however many items the run has."""
     shards = run.shard_files()
     if not shards:
         return {"systems": {}, "total": None}
-    return billed_from_rows(run.read_shards(shards, columns=ROW_COLUMNS), config)
+    parts = [_sent_texts(run.read_shards(shards[k:k + SHARDS_AT_ONCE], columns=ROW_COLUMNS))
+             for k in range(0, len(shards), SHARDS_AT_ONCE)]
+    return _billed(pl.concat(parts), config)
 
 
 def billed_from_rows(rows: pl.DataFrame, config: RunConfig) -> dict:
-    sent = (rows.filter(~pl.col("cached").cast(pl.Boolean) & (pl.col("attempts").cast(pl.Int64) > 0))
-            .unique(["system", *KEY], keep="first", maintain_order=True))
+    return _billed(_sent_texts(rows), config)
+
+
+def _sent_texts(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows this run sent (not cached, at least one request), each reduced to its system, its key's
+    hash and its units."""
+    return rows.filter(~pl.col("cached").cast(pl.Boolean) & (pl.col("attempts").cast(pl.Int64) > 0)).select(
+        "system",
+        pl.struct(KEY).hash(seed=0).alias("key"),
+        _billed_chars().alias("billed_chars"),
+        pl.col("input_tokens").cast(pl.Int64),
+        pl.col("output_tokens").cast(pl.Int64),
+        (pl.col("attempts").cast(pl.Int64) * pl.col("source").str.len_chars()).alias("sent_chars"),
+        (pl.col("attempts").cast(pl.Int64) > 1).alias("resent"),
+    )
+
+
+def _billed(sent_texts: pl.DataFrame, config: RunConfig) -> dict:
+    sent = sent_texts.unique(["system", "key"], keep="first", maintain_order=True)
     systems = {}
     for name, cfg in config.systems.items():
         mine = sent.filter(pl.col("system") == name)
@@ -64,11 +88,11 @@ def billed_from_rows(rows: pl.DataFrame, config: RunConfig) -> dict:
             continue
         sums = mine.select(
             pl.len().alias("texts"),
-            _billed_chars().sum().alias("billed_chars"),
-            pl.col("input_tokens").cast(pl.Int64).sum().alias("input_tokens"),
-            pl.col("output_tokens").cast(pl.Int64).sum().alias("output_tokens"),
-            (pl.col("attempts").cast(pl.Int64) * pl.col("source").str.len_chars()).sum().alias("sent_chars"),
-            (pl.col("attempts").cast(pl.Int64) > 1).sum().alias("resent_texts"),
+            pl.col("billed_chars").sum(),
+            pl.col("input_tokens").sum(),
+            pl.col("output_tokens").sum(),
+            pl.col("sent_chars").sum(),
+            pl.col("resent").sum().alias("resent_texts"),
         ).row(0, named=True)
         chars, tokens = sums["billed_chars"] or 0, TokenEstimate(sums["input_tokens"] or 0, sums["output_tokens"] or 0, 0)
         price = cfg.price_per_million_chars
