@@ -21,7 +21,7 @@ import polars as pl
 from biaseval.config import RunConfig
 from biaseval.run.estimate import planned_tokens, token_cost
 from biaseval.run.plan import Prepared, shards_of
-from biaseval.run.rundir import RunDir
+from biaseval.run.rundir import RunDir, system_folder
 from biaseval.run.translation_store import KEY
 from biaseval.translate.base import TokenEstimate
 
@@ -51,25 +51,30 @@ SHARDS_AT_ONCE = 32  # shard files read together: the rows are reduced to a few 
 
 def billed(run: RunDir, config: RunConfig) -> dict:
     """What this run's rows say was billed, per live system, and its cost at the configured prices.
-    The shards are read a group at a time and each row cut down to its system, a hash of its text's
-    key and its units, so memory stays small however many items the run has."""
-    shards = run.shard_files()
-    if not shards:
-        return {"systems": {}, "total": None}
-    parts = [_sent_texts(run.read_shards(shards[k:k + SHARDS_AT_ONCE], columns=ROW_COLUMNS))
-             for k in range(0, len(shards), SHARDS_AT_ONCE)]
-    return _billed(pl.concat(parts), config)
+    A system's shards are read a group at a time and each row cut down to a hash of its text's key
+    and its units, so memory stays small however many items the run has."""
+    systems = {}
+    for name, cfg in config.systems.items():
+        shards = run.shard_files(system_folder(name))
+        parts = [_sent_texts(run.read_shards(shards[k:k + SHARDS_AT_ONCE], columns=ROW_COLUMNS))
+                 for k in range(0, len(shards), SHARDS_AT_ONCE)]
+        if parts:
+            _add(systems, name, cfg, pl.concat(parts))
+    return {"systems": systems, "total": _total(systems)}
 
 
 def billed_from_rows(rows: pl.DataFrame, config: RunConfig) -> dict:
-    return _billed(_sent_texts(rows), config)
+    """``billed`` of rows in hand (any systems)."""
+    systems = {}
+    for name, cfg in config.systems.items():
+        _add(systems, name, cfg, _sent_texts(rows.filter(pl.col("system") == name)))
+    return {"systems": systems, "total": _total(systems)}
 
 
 def _sent_texts(rows: pl.DataFrame) -> pl.DataFrame:
-    """The rows this run sent (not cached, at least one request), each reduced to its system, its key's
-    hash and its units."""
+    """The rows this run sent (not cached, at least one request), each reduced to its key's hash and
+    its units."""
     return rows.filter(~pl.col("cached").cast(pl.Boolean) & (pl.col("attempts").cast(pl.Int64) > 0)).select(
-        "system",
         pl.struct(KEY).hash(seed=0).alias("key"),
         _billed_chars().alias("billed_chars"),
         pl.col("input_tokens").cast(pl.Int64),
@@ -79,29 +84,27 @@ def _sent_texts(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _billed(sent_texts: pl.DataFrame, config: RunConfig) -> dict:
-    sent = sent_texts.unique(["system", "key"], keep="first", maintain_order=True)
-    systems = {}
-    for name, cfg in config.systems.items():
-        mine = sent.filter(pl.col("system") == name)
-        if mine.is_empty():
-            continue
-        sums = mine.select(
-            pl.len().alias("texts"),
-            pl.col("billed_chars").sum(),
-            pl.col("input_tokens").sum(),
-            pl.col("output_tokens").sum(),
-            pl.col("sent_chars").sum(),
-            pl.col("resent").sum().alias("resent_texts"),
-        ).row(0, named=True)
-        chars, tokens = sums["billed_chars"] or 0, TokenEstimate(sums["input_tokens"] or 0, sums["output_tokens"] or 0, 0)
-        price = cfg.price_per_million_chars
-        cost = token_cost(tokens, cfg.price_per_million_input_tokens, cfg.price_per_million_output_tokens,
-                          chars / 1e6 * price if price is not None else None)
-        systems[name] = {"texts": sums["texts"], "billed_chars": chars, "input_tokens": tokens.input,
-                         "output_tokens": tokens.output, "sent_chars": sums["sent_chars"],
-                         "resent_texts": sums["resent_texts"], "cost": cost}
-    return {"systems": systems, "total": _total(systems)}
+def _add(systems: dict, name: str, cfg, sent_texts: pl.DataFrame) -> None:
+    """One system's entry: each distinct text it sent counted once (the same sentence in two items was
+    sent once)."""
+    sent = sent_texts.unique("key", keep="first", maintain_order=True)
+    if sent.is_empty():
+        return
+    sums = sent.select(
+        pl.len().alias("texts"),
+        pl.col("billed_chars").sum(),
+        pl.col("input_tokens").sum(),
+        pl.col("output_tokens").sum(),
+        pl.col("sent_chars").sum(),
+        pl.col("resent").sum().alias("resent_texts"),
+    ).row(0, named=True)
+    chars, tokens = sums["billed_chars"] or 0, TokenEstimate(sums["input_tokens"] or 0, sums["output_tokens"] or 0, 0)
+    price = cfg.price_per_million_chars
+    cost = token_cost(tokens, cfg.price_per_million_input_tokens, cfg.price_per_million_output_tokens,
+                      chars / 1e6 * price if price is not None else None)
+    systems[name] = {"texts": sums["texts"], "billed_chars": chars, "input_tokens": tokens.input,
+                     "output_tokens": tokens.output, "sent_chars": sums["sent_chars"],
+                     "resent_texts": sums["resent_texts"], "cost": cost}
 
 
 def _billed_chars() -> pl.Expr:
