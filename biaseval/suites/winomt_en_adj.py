@@ -24,7 +24,7 @@ import polars as pl
 from biaseval.data.datasets import LocalDataset
 from biaseval.data.textio import read_lines
 from biaseval.suites.base import SUITES, Subset, conform
-from biaseval.suites.winomt_en import ANTI, DETECTOR, TARGETS, WinoMTSuite, parse_rows
+from biaseval.suites.winomt_en import ANTI, TARGETS, WINOMT_EN, WinoMTSuite, parse_rows
 
 ADJECTIVES = {"male": "handsome", "female": "pretty"}  # mt_gender's src/add_adjectives.py
 
@@ -72,19 +72,15 @@ class WinoMTAdjSuite(WinoMTSuite):
         return dataclasses.replace(narrowed, subsets=_subsets(targets))
 
 
+# winomt-en's settings (dataset, languages, detector, scorer), with its own items and subsets
 WINOMT_EN_ADJ = SUITES.register("winomt-en-adj")(
-    WinoMTAdjSuite(
-        name="winomt-en-adj",
-        version=1,
-        dataset="mt-gender",
-        src_lang="en",
-        targets=TARGETS,
-        scorer="winomt",
-        detectors={t: DETECTOR for t in TARGETS},
-        subsets=_subsets(TARGETS),
-        loader=_load,
-        scorer_params=(("basis", "acc"), ("by_target", True)),
-        doc=__doc__,
-        optional_targets=("ar",),  # of winomt-en's optional languages, only Arabic has adjective outputs
-    )
+    WinoMTAdjSuite(**{
+        **{f.name: getattr(WINOMT_EN, f.name) for f in dataclasses.fields(WINOMT_EN) if f.init},
+        "name": "winomt-en-adj",
+        "version": 1,
+        "subsets": _subsets(TARGETS),
+        "loader": _load,
+        "doc": __doc__,
+        "optional_targets": ("ar",),  # of winomt-en's optional languages, only Arabic has adjective outputs
+    })
 )
