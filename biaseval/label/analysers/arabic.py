@@ -81,15 +81,17 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
 from typing import ClassVar
 
-import yaml
-
 from biaseval.errors import ConfigError
-from biaseval.label.analysers.base import GenderAnalyser, MissingAnalyser, Reading
+from biaseval.label.analysers.base import (
+    GenderAnalyser,
+    MissingAnalyser,
+    Reading,
+    WordLists,
+)
 
 _HINT = "pip install arramooz-pysqlite (or 'biaseval[winomt]')"
 _DIACRITICS = re.compile("[\u064b-\u0652\u0670\u0640]")  # harakat, tanwin, shadda, sukun, dagger alif, tatweel
@@ -188,14 +190,11 @@ class _Data:
 
 @cache
 def _data() -> _Data:
-    where = "biaseval/data/entity_gender/ar.yaml"
-    raw = yaml.safe_load(resources.files("biaseval").joinpath("data/entity_gender/ar.yaml").read_text(encoding="utf-8"))
+    lists = WordLists("ar.yaml")
+    where = lists.where
 
     def words(key: str) -> frozenset[str]:
-        value = raw.get(key) if isinstance(raw, dict) else None
-        if not isinstance(value, list) or not all(isinstance(w, str) and _ARABIC.fullmatch(w) for w in value):
-            raise ConfigError(f"{where}: {key}: expected a list of Arabic words without diacritics")
-        return frozenset(value)
+        return frozenset(lists.words(key, _ARABIC.fullmatch, "a list of Arabic words without diacritics"))
 
     data = _Data(*(words(k) for k in ("indefinite", "generic", "female", "male", "epicene", "not_heads")))
     if data.female & data.male:

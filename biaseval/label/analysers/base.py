@@ -30,8 +30,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cache
-from importlib import import_module
-from typing import ClassVar, Literal, Sequence
+from importlib import import_module, resources
+from typing import Callable, ClassVar, Literal, Sequence
+
+import yaml
 
 from biaseval.errors import ConfigError
 from biaseval.registry import Registry
@@ -152,3 +154,19 @@ def analyser_for(lang: str) -> GenderAnalyser:
 def _build(lang: str) -> GenderAnalyser:
     module, _, name = ANALYSERS.get(lang).partition(":")
     return getattr(import_module(module), name)()
+
+
+class WordLists:
+    """An analyser's word lists, read from the package's ``data/entity_gender/<file>``; each list is
+    checked as it is asked for, and a bad one is named with its file and key."""
+
+    def __init__(self, file: str):
+        self.where = f"biaseval/data/entity_gender/{file}"
+        raw = yaml.safe_load(resources.files("biaseval").joinpath(f"data/entity_gender/{file}").read_text(encoding="utf-8"))
+        self.raw = raw if isinstance(raw, dict) else {}
+
+    def words(self, key: str, ok: Callable[[str], bool], expected: str) -> list[str]:
+        value = self.raw.get(key)
+        if not isinstance(value, list) or not all(isinstance(w, str) and ok(w) for w in value):
+            raise ConfigError(f"{self.where}: {key}: expected {expected}")
+        return value

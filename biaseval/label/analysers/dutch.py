@@ -40,13 +40,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import ClassVar
 
-import yaml
-
 from biaseval.errors import ConfigError
-from biaseval.label.analysers.base import GenderAnalyser, Reading
+from biaseval.label.analysers.base import GenderAnalyser, Reading, WordLists
 
 _MIN_PREFIX = 2  # letters a compound keeps before a listed word
 
@@ -62,15 +59,11 @@ class _Data:
 
 @cache
 def _data() -> _Data:
-    where = "biaseval/data/entity_gender/nl.yaml"
-    raw = yaml.safe_load(resources.files("biaseval").joinpath("data/entity_gender/nl.yaml").read_text(encoding="utf-8"))
+    lists = WordLists("nl.yaml")
+    where = lists.where
 
     def words(key: str) -> list[str]:
-        value = raw.get(key) if isinstance(raw, dict) else None
-        if not isinstance(value, list) or not all(isinstance(w, str) and w.isalpha() and w == w.lower()
-                                                  for w in value):
-            raise ConfigError(f"{where}: {key}: expected a list of lower-case words")
-        return value
+        return lists.words(key, lambda w: w.isalpha() and w == w.lower(), "a list of lower-case words")
 
     female, male = words("female"), words("male")
     both = set(female) & set(male)

@@ -75,16 +75,14 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import ClassVar, Iterable
-
-import yaml
 
 from biaseval.errors import ConfigError
 from biaseval.label.analysers.base import (
     GenderAnalyser,
     MissingAnalyser,
     Reading,
+    WordLists,
 )
 
 _HINT = "apt-get install hspell"
@@ -129,18 +127,16 @@ class _Data:
 
 @cache
 def _data() -> _Data:
-    raw = yaml.safe_load(resources.files("biaseval").joinpath("data/entity_gender/he.yaml").read_text(encoding="utf-8"))
+    lists = WordLists("he.yaml")
+    raw = lists.raw
 
     def words(key: str) -> frozenset[str]:
-        value = raw.get(key) if isinstance(raw, dict) else None
-        if not isinstance(value, list) or not all(isinstance(w, str) and _HEBREW_WORD.fullmatch(w) for w in value):
-            raise ConfigError(f"biaseval/data/entity_gender/he.yaml: {key}: expected a list of Hebrew words")
-        return frozenset(value)
+        return frozenset(lists.words(key, _HEBREW_WORD.fullmatch, "a list of Hebrew words"))
 
     endings = raw.get("unknown_word_endings")
     if not isinstance(endings, dict) or set(endings) != {"female", "male"}:
         raise ConfigError("biaseval/data/entity_gender/he.yaml: unknown_word_endings: expected female: and male: lists")
-    raw = {**raw, "feminine_endings": endings["female"], "masculine_endings": endings["male"]}
+    lists.raw = {**raw, "feminine_endings": endings["female"], "masculine_endings": endings["male"]}
     return _Data(*(words(k) for k in ("indefinite", "feminine_indefinite", "generic", "not_heads",
                                       "oblique_before", "skip", "feminine_endings", "masculine_endings",
                                       "construct_complements")))
