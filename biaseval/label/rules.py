@@ -91,7 +91,12 @@ Detector = RuleSet | Tagger  # and entity_alignment.EntityAlignment, which label
 
 
 def _group_pattern(group: tuple[str, ...]) -> str:
-    return r"(?i)\b(?:" + "|".join(re.escape(w) for w in sorted(group)) + r")\b"
+    """Any word of ``group`` as a whole word, in any case. Rule words are letters, so "a whole word" is:
+    not preceded or followed by a word character — what ``\\b...\\b`` says, written with character
+    classes. The regex engine runs this as one automaton over each text; a Unicode ``\\b`` needs a
+    slower engine to confirm each candidate, which costs most where candidates are frequent ("he" in
+    "the"): 2.5x the time for TGBI's male words on the recorded outputs."""
+    return r"(?i)(?:^|\W)(?:" + "|".join(re.escape(w) for w in sorted(group)) + r")(?:\W|$)"
 
 
 def label_expr(rule_set: RuleSet, column: str = "translation") -> pl.Expr:
