@@ -164,13 +164,16 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
     counts: dict[str, list[pl.DataFrame]] = {}
     rows = 0
     try:
-        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=False) as writer,\
+        # Dictionary pages for the columns with few values; item ids (one per row) are written plain,
+        # as a dictionary of them would only be dropped again when it outgrows its page.
+        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=False,
+                              use_dictionary=[c for c in LABEL_COLUMNS if c != "item_id"]) as writer,\
                 ThreadPoolExecutor(max_workers=1) as background:
             pending = None
             for suite, paths in files.items():
                 keys = count_keys(suite)
                 corpus = corpus_labelled(suite, config)
-                columns = LABEL_INPUT + (["source"] if "rows" in keys or corpus else [])
+                columns = LABEL_INPUT + ["source"] if "rows" in keys or corpus else _columns_for(suite, keys)
                 for group in ([paths] if corpus else _groups(paths, shards)):
                     rows_in = _read_shards(group, columns, shards)
                     labelled = (label_corpus(rows_in, suite, config, items_path) if corpus
@@ -185,7 +188,8 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
                         if view == "rows":
                             counts.setdefault(view, []).append(labelled.select(view_keys))
                         else:
-                            counts.setdefault(view, []).append(labelled.group_by(view_keys).len().rename({"len": "count"}))
+                            counts.setdefault(view, []).append(  # lazily: the streaming engine counts faster
+                                labelled.lazy().group_by(view_keys).len().rename({"len": "count"}).collect())
                     rows += labelled.height
             if pending is not None:
                 pending.result()
@@ -201,6 +205,15 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
 
 
 BATCH_ROWS = 262_144
+
+
+def _columns_for(suite: str, keys: dict[str, list[str]]) -> list[str]:
+    """The shard columns a rule-set suite's labelling and counts use: what labels.parquet keeps, what
+    its views group by, and the target language where the suite has more than one."""
+    wanted = {"system", "suite", "item_id", "translation", "error"} | {k for view in keys.values() for k in view}
+    if len(SUITES.get(suite).targets) > 1:
+        wanted.add("tgt_lang")
+    return [c for c in LABEL_INPUT if c in wanted]
 
 
 def _read_shards(group: list, columns: list[str], shards: Folder | None) -> pl.DataFrame:
