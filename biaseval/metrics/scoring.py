@@ -159,14 +159,17 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
     Shards are read in groups of about ``BATCH_ROWS`` rows (big enough for polars to use every core,
     small enough to bound memory), and writing runs in a second thread, so one group is written while
     the next is labelled."""
-    schema = pl.DataFrame(schema={c: LABEL_SCHEMA[c] for c in LABEL_COLUMNS}).to_arrow().schema
+    label_schema = {c: LABEL_SCHEMA[c] for c in LABEL_COLUMNS}
+    # polars' strings go to the writer as Arrow string views, without a copy; the file records no
+    # Arrow schema, so every reader sees plain UTF-8 strings, as before.
+    schema = pl.DataFrame(schema=label_schema).to_arrow(compat_level=pl.CompatLevel.newest()).schema
     tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
     counts: dict[str, list[pl.DataFrame]] = {}
     rows = 0
     try:
         # Dictionary pages for the columns with few values; item ids (one per row) are written plain,
         # as a dictionary of them would only be dropped again when it outgrows its page.
-        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=False,
+        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=False, store_schema=False,
                               use_dictionary=[c for c in LABEL_COLUMNS if c != "item_id"]) as writer,\
                 ThreadPoolExecutor(max_workers=1) as background:
             pending = None
@@ -180,7 +183,8 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
                                 else label(rows_in, suite, config))
                     labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
                                                       for c in ("reason", "evidence") if c not in labelled.columns])
-                    table = labelled.select(LABEL_COLUMNS).to_arrow().cast(schema)
+                    table = labelled.select(LABEL_COLUMNS).cast(label_schema).to_arrow(
+                        compat_level=pl.CompatLevel.newest())
                     if pending is not None:
                         pending.result()
                     pending = background.submit(writer.write_table, table)
