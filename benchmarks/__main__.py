@@ -9,107 +9,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 import yaml
+
+from benchmarks.scoring import bench_scoring
 
 REPO = Path(__file__).resolve().parent.parent
 PAPER = REPO / "conf" / "paper.yaml"
-
-
-def recorded_translations() -> tuple[pl.DataFrame, object]:
-    """All recorded outputs of the paper config, translated in-process (no Ray)."""
-    from biaseval.config import load_config
-    from biaseval.run.plan import build_translator, prepare
-    from biaseval.run.rows import translation_table
-
-    config = load_config(PAPER)
-    prepared = prepare(config, PAPER.parent)
-    parts = []
-    for system, suites in prepared.coverage.items():
-        items = pl.concat([prepared.suites[s].slice(0, prepared.suites[s].size) for s in suites])
-        out = build_translator(system, config.systems[system], PAPER.parent).translate_items(items)
-        parts.append(pl.from_arrow(translation_table(items, out, system, "bench", "bench")))
-    return pl.concat(parts), config
-
-
-def sample_rows(paths: list[Path], limit: int) -> list[dict]:
-    """``limit`` rows drawn evenly from all suites, as Python dicts (the baseline's input)."""
-    columns = ["system", "suite", "subset", "gold", "translation"]
-    table = pa.concat_tables([pq.read_table(p, columns=columns) for p in paths])
-    return table.take(sorted(random.Random(0).sample(range(table.num_rows), limit))).to_pylist()
-
-
-def python_baseline(rows: list[dict], config) -> dict:
-    """The same labels and point metrics (no intervals), one line at a time in plain Python."""
-    from biaseval.label.rules import label_text
-
-    rules = {s: config.detector_for(s, "en") for s in config.suites}  # the paper suites translate into English
-    counts: Counter = Counter()
-    for row in rows:
-        label = label_text(rules[row["suite"]], row["translation"])
-        label = "neutral" if label == "ambiguous" else label
-        counts[(row["system"], row["suite"], row["subset"], label, row["gold"])] += 1
-    totals: Counter = Counter()
-    for (system, suite, subset, label, _), n in counts.items():
-        totals[(system, suite, subset)] += n
-    shares: dict = {}
-    for (system, suite, subset, label, _), n in counts.items():
-        shares[(system, suite, subset, label)] = shares.get((system, suite, subset, label), 0) + n / totals[(system, suite, subset)]
-    return shares
-
-
-def _score(paths: dict[str, list[Path]], config) -> tuple[int, int, float]:
-    """Label and score the shard files as `biaseval score` does (labels.parquet written, metrics from
-    the label counts); (rows, metric rows, seconds)."""
-    from biaseval.metrics.scoring import compute_metrics, label_and_count
-
-    start = time.perf_counter()
-    labels = next(iter(paths.values()))[0].with_name("labels.parquet")
-    counts, rows = label_and_count(paths, config, labels)
-    metrics = compute_metrics(counts, config)
-    return rows, metrics.height, time.perf_counter() - start
-
-
-def bench_scoring(rows_target: int) -> None:
-    base, config = recorded_translations()
-    copies = math.ceil(rows_target / base.height)
-    big = pl.concat([base.with_columns((pl.col("system") + f"-{k}").alias("system")) for k in range(copies)])
-    no_intervals = config.model_copy(update={"metrics": config.metrics.model_copy(update={"bootstrap": 1})})
-    with tempfile.TemporaryDirectory() as tmp:
-        paths: dict[str, list[Path]] = {}
-        for suite in config.suites:  # stored as a sweep stores them: per suite, in shards of 20,000 rows
-            part = big.filter(pl.col("suite") == suite)
-            for k, start in enumerate(range(0, part.height, 20_000)):
-                path = Path(tmp) / f"{suite}-{k:05d}.parquet"
-                part.slice(start, 20_000).write_parquet(path)
-                paths.setdefault(suite, []).append(path)
-        del big
-        _score(paths, no_intervals)  # warm-up (thread pools, regex compilation), not reported
-        n, metric_rows, full = _score(paths, config)
-        _, _, point = _score(paths, no_intervals)
-        rows = sample_rows([p for group in paths.values() for p in group], min(n, 200_000))
-        start = time.perf_counter()  # the baseline's reading is not timed: a conservative comparison
-        python_baseline(rows, config)
-        slow = time.perf_counter() - start
-    full_rate, point_rate, slow_rate = n / full, n / point, len(rows) / slow
-    print(f"scoring: {n:,} rows from Parquet -> labels + {metric_rows:,} metric rows with "
-          f"{config.metrics.bootstrap}-replicate bootstrap CIs in {full:.2f} s = {full_rate / 1e6:.2f} M rows/s "
-          f"(target 2 M: ratio {full_rate / 2e6:.2f})")
-    print(f"scoring without intervals: {point_rate / 1e6:.2f} M rows/s; per-line Python, same labels and counts: "
-          f"{slow_rate / 1e6:.3f} M rows/s ({len(rows):,} rows); speed-up {point_rate / slow_rate:.1f}x "
-          f"(target 20x: ratio {point_rate / slow_rate / 20:.2f})")
 
 
 BENCH_OCCUPATIONS = 1000
