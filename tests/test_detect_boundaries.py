@@ -14,7 +14,13 @@ from functools import cache
 import polars as pl
 import pytest
 
-from biaseval.label.rules import RuleSet, _group_pattern, builtin, label_expr, label_text
+from biaseval.label.rules import (
+    RuleSet,
+    _group_pattern,
+    builtin,
+    label_expr,
+    label_text,
+)
 
 RULE_SETS = [rs for _, rs in builtin().items() if isinstance(rs, RuleSet)]
 # Characters on either side of a word. Python's \w and the regex engine's \w agree on these:
