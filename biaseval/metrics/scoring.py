@@ -179,6 +179,8 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
                 columns = LABEL_INPUT + ["source"] if "rows" in keys or corpus else _columns_for(suite, keys)
                 for group in ([paths] if corpus else _groups(paths, shards)):
                     rows_in = _read_shards(group, columns, shards)
+                    if "suite" not in columns:
+                        rows_in = rows_in.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"))
                     labelled = (label_corpus(rows_in, suite, config, items_path) if corpus
                                 else label(rows_in, suite, config))
                     labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
@@ -213,8 +215,9 @@ BATCH_ROWS = 262_144
 
 def _columns_for(suite: str, keys: dict[str, list[str]]) -> list[str]:
     """The shard columns a rule-set suite's labelling and counts use: what labels.parquet keeps, what
-    its views group by, and the target language where the suite has more than one."""
-    wanted = {"system", "suite", "item_id", "translation", "error"} | {k for view in keys.values() for k in view}
+    its views group by, and the target language where the suite has more than one. Not the suite:
+    every row of a suite's shards has its name (reading it costs as much as reading the system)."""
+    wanted = {"system", "item_id", "translation", "error"} | {k for view in keys.values() for k in view if k != "suite"}
     if len(SUITES.get(suite).targets) > 1:
         wanted.add("tgt_lang")
     return [c for c in LABEL_INPUT if c in wanted]
