@@ -95,7 +95,9 @@ def _group_pattern(group: tuple[str, ...]) -> str:
     not preceded or followed by a word character — what ``\\b...\\b`` says, written with character
     classes. The regex engine runs this as one automaton over each text; a Unicode ``\\b`` needs a
     slower engine to confirm each candidate, which costs most where candidates are frequent ("he" in
-    "the"): 2.5x the time for TGBI's male words on the recorded outputs."""
+    "the"): 2.5x the time for TGBI's male words on the recorded outputs. (A lone rare word such as
+    "him" was faster with ``\\b``, found by a literal search first; over the paper's suites labelling
+    takes a third less time.)"""
     return r"(?i)(?:^|\W)(?:" + "|".join(re.escape(w) for w in sorted(group)) + r")(?:\W|$)"
 
 
