@@ -16,6 +16,7 @@ escape every value they are given.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import polars as pl
 
 from biaseval.errors import MissingExtra, RunDirError
 from biaseval.report import drift, plots, tables, trends
+from biaseval.report.collection import collected_once
 from biaseval.report import published as published_results
 from biaseval.report.markdown import (
     LANGUAGE_SUBSET,
@@ -284,7 +286,10 @@ def _drift_section(contents: Contents, run: RunDir, history: pl.DataFrame | None
 
 # --- the page ----------------------------------------------------------------------------------
 
+@functools.cache
 def _environment():
+    """The templates' environment, made once per process: jinja2 compiles each template on first use
+    and keeps it (a monitor renders a report per run)."""
     try:
         import jinja2
     except ImportError:
@@ -303,6 +308,11 @@ def _css(env) -> str:
 
 def render_html(run_root: Path, history: pl.DataFrame | None = None) -> str:
     """The whole report.html of a run directory as text; ``history`` adds trends over earlier runs."""
+    with collected_once():
+        return _render_html(run_root, history)
+
+
+def _render_html(run_root: Path, history: pl.DataFrame | None) -> str:
     env = _environment()
     run = RunDir(run_root)
     info = run.read_run()
