@@ -1,16 +1,19 @@
 """The report's figures drawn the cheaper way look exactly as matplotlib's plain way draws them: bars
-as one collection against ``Axes.bar``'s patches, and the grown figure of moved labels against
-savefig's own ``bbox_inches="tight"``, compared pixel by pixel."""
+as one collection against ``Axes.bar``'s patches, the grown figure of moved labels against savefig's
+own ``bbox_inches="tight"``, and occupation charts drawn on a shared figure against a figure each,
+compared pixel by pixel."""
 
 from __future__ import annotations
 
 import io
 
 import numpy as np
+import polars as pl
 import pytest
 from PIL import Image
 
 from biaseval.report import plots
+from biaseval.report.occupation_chart import occupation_charts
 
 # values of both signs, zero, a sliver, one far larger than the rest; positions off the integer grid
 VALUES = [37.5, -12.25, 0.0, 0.004, 99.99, 250.0, -0.5, 61.0, 3.3333]
@@ -70,3 +73,37 @@ def test_png_of_moved_labels_is_savefigs_tight_box():
 
     assert ours.size == reference.size and ours.size != (1000, 800)  # grown to hold the upright labels
     assert np.array_equal(np.asarray(ours), np.asarray(reference))
+
+
+def _rates(occupations: list[str], systems: list[str], seed: int) -> pl.DataFrame:
+    """One language's p_f per occupation × system, with intervals (some missing, some NaN values)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for o in occupations:
+        for s in systems:
+            v = float(rng.uniform(0, 1))
+            rows.append({"occupation": o, "system": s, "value": float("nan") if rng.uniform() < 0.03 else v,
+                         "ci_low": None if rng.uniform() < 0.1 else max(v - 0.1, 0.0), "ci_high": min(v + 0.15, 1.0)})
+    return pl.DataFrame(rows)
+
+
+def test_occupation_charts_sharing_a_figure_are_the_pixels_of_a_figure_each():
+    names = [f"occupation “{k}” — ünïcode" if k % 7 == 0 else f"occupation {k}" for k in range(90)]
+    shares = {n: float(k % 101) for k, n in enumerate(names) if k % 11}  # some occupations without a share
+    colours = plots.system_colours(["a", "b"])
+    languages = [
+        _rates(names, ["a", "b"], 1),
+        _rates(names, ["a", "b"], 2),  # the same occupations and systems, other values: the figure is shared
+        _rates(names, ["a"], 3),  # one system: a new figure
+        _rates(names, ["a"], 4),
+        _rates(names[:40], ["a"], 5),  # fewer occupations: all drawn, another size
+        _rates(names[:40][::-1], ["a"], 6),
+    ]
+    together = occupation_charts(languages, colours, shares, limit=60)
+    alone = [occupation_charts([frame], colours, shares, limit=60)[0] for frame in languages]
+    assert [drawn for _, drawn in together] == [60, 60, 60, 60, 40, 40]
+    for (png, _), (reference, _) in zip(together, alone):
+        assert png.startswith(b"\x89PNG")
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(png))), np.asarray(Image.open(io.BytesIO(reference))))
+    # and they are different charts: the shared figure was redrawn, not reused as it was
+    assert len({png for png, _ in together}) == len(languages)

@@ -99,6 +99,11 @@ def _scale(metric: str) -> float:
 
 
 def _png(fig, dpi: int = 100) -> bytes:
+    return _render(fig, dpi)[0]
+
+
+def _render(fig, dpi: int = 100) -> tuple[bytes, bool]:
+    """The figure as a PNG with ``unclutter``'s labels, and whether unclutter moved any."""
     import io
 
     buffer = io.BytesIO()
@@ -109,7 +114,7 @@ def _png(fig, dpi: int = 100) -> bytes:
     # of its own (as long as a third of drawing the figure)
     bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1) if moved else None
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches=bbox)
-    return buffer.getvalue()
+    return buffer.getvalue(), moved
 
 
 def _overlaps(boxes, horizontal: bool) -> bool:
@@ -160,7 +165,7 @@ def _legend(fig, systems: list[str], colours: dict[str, str], extra: list | None
     return -(-len(handles) // ncol)
 
 
-def _bars(ax, positions: list[float], values: list[float], thickness: float, colour: str, horizontal: bool) -> None:
+def _bars(ax, positions: list[float], values: list[float], thickness: float, colour: str, horizontal: bool):
     """Bars from 0 to each value, centred on their positions, as one artist: the rectangles
     ``Axes.bar`` draws (same corners, fill, no edge, snapped to pixels alike), without a patch and its
     transforms per bar. The value axis's autoscaling stops at 0, as it does for ``Axes.bar``."""
@@ -175,15 +180,24 @@ def _bars(ax, positions: list[float], values: list[float], thickness: float, col
     (bars.sticky_edges.x if horizontal else bars.sticky_edges.y).append(0.0)
     ax.add_collection(bars, autolim=True)
     ax.autoscale_view()  # matplotlib < 3.11 updates only the data limits in add_collection
+    return bars
 
 
 def _grouped_bars(ax, frame: pl.DataFrame, groups: list[str], systems: list[str], colours: dict[str, str],
                   scale: float, horizontal: bool = False) -> dict[tuple[str, str], tuple[float, float]]:
-    """Bars of ``value`` per group (column ``group``) and system, with ``ci_low``..``ci_high`` whiskers.
-    Returns where each bar is: (group, system) -> (position, value as drawn)."""
+    """Bars of ``value`` per group (column ``group``) and system, with ``ci_low``..``ci_high`` whiskers,
+    on a category axis of the groups. Returns where each bar is: (group, system) -> (position, value as drawn)."""
+    placed, _ = _bar_data(ax, frame, groups, systems, colours, scale, horizontal)
+    _category_axis(ax, groups, horizontal)
+    return placed
+
+
+def _bar_data(ax, frame: pl.DataFrame, groups: list[str], systems: list[str], colours: dict[str, str],
+              scale: float, horizontal: bool) -> tuple[dict[tuple[str, str], tuple[float, float]], list]:
+    """``_grouped_bars``'s bars and whiskers alone; also returns the artists drawn (to remove them)."""
     cells = {(r["group"], r["system"]): r for r in frame.iter_rows(named=True)}
     width = 0.8 / max(len(systems), 1)
-    placed = {}
+    placed, artists = {}, []
     for j, system in enumerate(systems):
         pos, vals, low, high = [], [], [], []
         for i, group in enumerate(groups):
@@ -201,11 +215,17 @@ def _grouped_bars(ax, frame: pl.DataFrame, groups: list[str], systems: list[str]
             placed[(group, system)] = (x, v)
         if not pos:
             continue
-        _bars(ax, pos, vals, width * 0.92, colours.get(system, "#888888"), horizontal)
+        artists.append(_bars(ax, pos, vals, width * 0.92, colours.get(system, "#888888"), horizontal))
         if horizontal:
-            ax.errorbar(vals, pos, xerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
+            whiskers = ax.errorbar(vals, pos, xerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
         else:
-            ax.errorbar(pos, vals, yerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
+            whiskers = ax.errorbar(pos, vals, yerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
+        artists.append(whiskers)
+    return placed, artists
+
+
+def _category_axis(ax, groups: list[str], horizontal: bool) -> None:
+    """The groups as the category axis's labels, one per unit, and grid lines along the value axis."""
     ticks = list(range(len(groups)))
     if horizontal:
         ax.set_yticks(ticks, groups, fontsize=8)
@@ -217,7 +237,6 @@ def _grouped_bars(ax, frame: pl.DataFrame, groups: list[str], systems: list[str]
         ax.set_xlim(-0.5, len(groups) - 0.5)
         ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    return placed
 
 
 def _systems(frame: pl.DataFrame, colours: dict[str, str]) -> list[str]:
@@ -340,51 +359,3 @@ def winomt_language_bars(frame: pl.DataFrame, colours: dict[str, str],
     _legend(fig, systems, colours)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return _png(fig)
-
-
-def occupation_bars(frame: pl.DataFrame, colours: dict[str, str], shares: dict[str, float] | None = None,
-                    metric_name: str = "p_f", limit: int = 60) -> tuple[bytes, int]:
-    """Horizontal bars of p_f per occupation (one bar per system, CI whiskers), occupations sorted by
-    their female share (a black diamond, same % axis) where ``shares`` gives it (in percent), else by
-    mean p_f. ``frame``: rows with occupation, system, value, ci_low, ci_high. With more than ``limit``
-    occupations only the ``limit`` at both ends of the order are drawn. Returns (PNG, occupations drawn)."""
-    from matplotlib.lines import Line2D
-
-    frame = frame.with_columns(pl.col("occupation").alias("group"))
-    systems = _systems(frame, colours)
-    mean = frame.group_by("group").agg(pl.col("value").mean().alias("mean"))
-    order = mean.with_columns(pl.col("group").replace_strict(shares or {}, default=None, return_dtype=pl.Float64)
-                              .alias("share"))
-    order = order.sort(["share", "mean", "group"] if shares else ["mean", "group"], nulls_last=True)
-    groups = order["group"].to_list()
-    if len(groups) > limit:
-        groups = groups[: limit // 2] + groups[-(limit - limit // 2):]
-    per_row = 0.2 * max(1.0, 0.6 * len(systems))
-    fig = figure((9, min(1.6 + per_row * len(groups), 60)))
-    ax = fig.subplots()
-    _grouped_bars(ax, frame.filter(pl.col("group").is_in(groups)), groups, systems, colours, 100.0, horizontal=True)
-    extra = []
-    if shares:
-        ys = [i for i, g in enumerate(groups) if g in shares and _finite(shares[g])]
-        ax.scatter([shares[groups[i]] for i in ys], ys, marker="D", s=16, color="black", zorder=5)
-        extra = [Line2D([], [], marker="D", linestyle="none", color="black", markersize=5,
-                        label="female share of the occupation (%)")]
-    ax.set_xlim(0, 100)
-    ax.set_xlabel(f"{metric_name}: outputs with a female form (%)")
-    _legend(fig, systems, colours, extra)
-    _margins(fig, ax, top_inches=0.5)
-    return _png(fig), len(groups)
-
-
-def _margins(fig, ax, top_inches: float) -> None:
-    """tight_layout's margins for one axes with labels on the left and an x label below, from the
-    widest y tick label (measured, not drawn): tight_layout draws the whole figure to find them,
-    as long again as drawing it for the PNG (about 0.2 s of a 60-row chart)."""
-    renderer = fig.canvas.get_renderer()
-    width, height = fig.get_size_inches() * fig.dpi
-    pad = 1.08 * 10 * fig.dpi / 72  # tight_layout's pad: 1.08 font sizes
-    labels = max((t.get_window_extent(renderer).width for t in ax.get_yticklabels()), default=0.0)
-    below = ax.xaxis.label.get_window_extent(renderer).height + 1.6 * 10 * fig.dpi / 72  # x label + tick labels
-    fig.subplots_adjust(left=(labels + pad + 6) / width, right=1 - (pad + 12) / width, bottom=(below + pad) / height,
-                        top=1 - top_inches / fig.get_figheight() - pad / height)
-
