@@ -107,11 +107,11 @@ def _render(fig, dpi: int = 100) -> tuple[bytes, bool]:
     import io
 
     buffer = io.BytesIO()
-    fig.set_dpi(dpi)
+    fig.set_dpi(dpi)  # labels measured at the resolution they are drawn at
     moved = unclutter(fig)
-    # where labels moved, the figure grows to hold them: bbox_inches="tight"'s box, measured here with
-    # the renderer unclutter laid the labels out with, as savefig would measure it after a layout pass
-    # of its own (as long as a third of drawing the figure)
+    # where labels moved, the figure grows to hold them: bbox_inches="tight"'s box, measured with the
+    # renderer unclutter laid the labels out with; savefig, given "tight", would first run a layout
+    # pass over every artist of its own to measure the same box
     bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1) if moved else None
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches=bbox)
     return buffer.getvalue(), moved
