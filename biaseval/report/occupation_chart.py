@@ -1,8 +1,8 @@
 """report.html's per-occupation charts: p_f per occupation and system against the occupation's female
 share, one chart per target language.
 
-A suite's languages mostly draw the same occupations for the same systems, so consecutive charts
-share one figure: its axes, its 60 category labels, legend and margins (measured from the widest
+A suite's languages often draw the same occupations for the same systems (those at both ends of
+the female-share order), so consecutive charts that do share one figure: its axes, its 60 category labels, legend and margins (measured from the widest
 label) are made once, and each language replaces only what differs: the order of the labels, the
 bars, whiskers and diamonds. A language that draws another set of occupations or systems, or whose
 labels had to be moved to fit (``plots.unclutter``), starts a fresh figure. Each PNG is the one a
@@ -33,7 +33,7 @@ def occupation_charts(per_language: list[pl.DataFrame], colours: dict[str, str],
     more than ``limit`` occupations only the ``limit`` at both ends of the order are drawn. Returns
     (PNG, occupations drawn) per frame."""
     charts: list[tuple[bytes, int]] = []
-    reusable = None  # (occupations as a set, systems, figure, axes, artists of its language) to draw on again
+    reusable = None  # ((occupations as a set, systems), figure, axes, the last language's artists)
     for frame in per_language:
         frame = frame.with_columns(pl.col("occupation").alias("group"))
         systems = _systems(frame, colours)
