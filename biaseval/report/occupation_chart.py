@@ -2,10 +2,11 @@
 share, one chart per target language.
 
 A suite's languages often draw the same occupations for the same systems (those at both ends of
-the female-share order), so consecutive charts that do share one figure: its axes, its 60 category labels, legend and margins (measured from the widest
-label) are made once, and each language replaces only what differs: the order of the labels, the
-bars, whiskers and diamonds. A language that draws another set of occupations or systems, or whose
-labels had to be moved to fit (``plots.unclutter``), starts a fresh figure. Each PNG is the one a
+the female-share order), so consecutive charts that do share one figure: its axes, its category
+labels, legend and margins (measured from the widest label) are made once, and each language
+replaces only what differs: the order of the labels, the bars, whiskers and diamonds. A language
+that draws another set of occupations or systems, or whose labels had to be moved to fit
+(``plots.unclutter``), starts a fresh figure. Each PNG is the one a
 figure of its own would give, pixel for pixel (tests/test_report_figures.py).
 """
 
