@@ -15,8 +15,6 @@ from biaseval.report.drift import change_rows, flip_rows, suite_rows, verdict
 from biaseval.report.tables import when
 from biaseval.report.trends import fixed_limits, trend_figure
 
-plt = plots._pyplot()  # matplotlib off-screen, as the report draws it
-
 START = datetime(2026, 3, 2, 6, 30, 15, tzinfo=UTC)
 
 
@@ -53,7 +51,6 @@ def test_trend_figure_draws_baseline_and_latest_interval_on_fixed_scales():
             assert len(bands) == 1, system  # the latest run's CI as a band across the panel
             assert bands[0].get_y() == pytest.approx(100 * latest["ci_low"])
             assert bands[0].get_y() + bands[0].get_height() == pytest.approx(100 * latest["ci_high"])
-    plt.close(fig)
 
 
 def test_fixed_limits():
@@ -80,7 +77,8 @@ def test_a_system_keeps_its_colour_whatever_else_is_drawn():
 
 
 def test_category_labels_never_overlap():
-    fig, (top, side) = plt.subplots(2, 1, figsize=(10, 8))
+    fig = plots.figure((10, 8))  # off-screen, as the report draws it
+    top, side = fig.subplots(2, 1)
     groups = [f"a long category name {k}" for k in range(40)]
     top.bar(range(40), range(40))
     top.set_xticks(range(40), groups)
@@ -98,7 +96,6 @@ def test_category_labels_never_overlap():
     assert not x_overlap and not y_overlap
     assert all(t.get_rotation() == 90 for t in top.get_xticklabels())
     assert x_shown == 40 and 10 <= y_shown < 120  # upright fits all 40; of the 120 rows every k-th
-    plt.close(fig)
 
 
 SUMMARY = {

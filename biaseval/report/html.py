@@ -16,6 +16,7 @@ escape every value they are given.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import polars as pl
 from biaseval.errors import MissingExtra, RunDirError
 from biaseval.report import drift, plots, tables, trends
 from biaseval.report import published as published_results
+from biaseval.report.collection import collected_once
 from biaseval.report.markdown import (
     LANGUAGE_SUBSET,
     SHIFT_GENDERS,
@@ -33,6 +35,7 @@ from biaseval.report.markdown import (
     read_failures,
     read_reasons,
 )
+from biaseval.report.occupation_chart import occupation_charts
 from biaseval.report.tables import ALPHA, headline_panels, significance, suite_kinds
 from biaseval.run.cost import cost_lines
 from biaseval.run.rundir import RunDir
@@ -40,7 +43,7 @@ from biaseval.run.rundir import RunDir
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MAX_OCCUPATIONS_DRAWN = 60
 MAX_SETS_DRAWN = 40  # p_m/p_f bars: a template suite can have a thousand sets; the table has them all
-MAX_OCCUPATION_CHARTS = 6  # per suite: a chart costs about a second to draw, tables are cheap
+MAX_OCCUPATION_CHARTS = 6  # per suite: a chart costs about 0.2 s to draw, tables are cheap
 
 
 def png_data_uri(data: bytes) -> str:
@@ -206,12 +209,15 @@ def _occupations(contents: Contents, run: RunDir, part: pl.DataFrame, suite: str
         return occupations
     shares = tables.female_shares(pl.scan_parquet(run.items) if run.items.exists() else None, suite)
     occupations["shares"] = shares
-    for k, ((language,), rates) in enumerate(per.group_by("language", maintain_order=True)):
+    languages = [(language, rates) for (language,), rates in per.group_by("language", maintain_order=True)]
+    charts = occupation_charts([rates for _, rates in languages[:MAX_OCCUPATION_CHARTS]], colours, shares or None,
+                               limit=MAX_OCCUPATIONS_DRAWN)
+    for k, (language, rates) in enumerate(languages):
         systems = [s for s in colours if s in set(rates["system"].to_list())]
         entry = {"language": language, "systems": systems, "figure": None,
                  "rows": tables.occupation_rows(rates, shares, systems)}
-        if k < MAX_OCCUPATION_CHARTS:
-            png, drawn = plots.occupation_bars(rates, colours, shares or None, limit=MAX_OCCUPATIONS_DRAWN)
+        if k < len(charts):
+            png, drawn = charts[k]
             entry.update(figure=_figure(png, f"{suite} → {language}: p_f per occupation"), drawn=drawn,
                          total=rates["occupation"].n_unique())
         occupations["languages"].append(entry)
@@ -284,7 +290,10 @@ def _drift_section(contents: Contents, run: RunDir, history: pl.DataFrame | None
 
 # --- the page ----------------------------------------------------------------------------------
 
+@functools.cache
 def _environment():
+    """The templates' environment, made once per process: jinja2 compiles each template on first use
+    and keeps it (a monitor renders a report per run)."""
     try:
         import jinja2
     except ImportError:
@@ -303,6 +312,11 @@ def _css(env) -> str:
 
 def render_html(run_root: Path, history: pl.DataFrame | None = None) -> str:
     """The whole report.html of a run directory as text; ``history`` adds trends over earlier runs."""
+    with collected_once():
+        return _render_html(run_root, history)
+
+
+def _render_html(run_root: Path, history: pl.DataFrame | None) -> str:
     env = _environment()
     run = RunDir(run_root)
     info = run.read_run()

@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.report.adjectives import adjective_section
+from biaseval.report.collection import collected_once
 from biaseval.report.control import control_tables
 from biaseval.report.published import Published
 from biaseval.run.cost import cost_lines
@@ -390,6 +391,12 @@ def cost_section(cost: dict | None) -> list[str]:
 def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
            failures: pl.DataFrame | None = None, embedding: dict | None = None,
            reasons: pl.DataFrame | None = None) -> str:
+    with collected_once():
+        return _render(metrics, run_info, published, failures, embedding, reasons)
+
+
+def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, failures: pl.DataFrame | None,
+            embedding: dict | None, reasons: pl.DataFrame | None) -> str:
     config = run_info["config"]
     lines = [
         f"# biaseval report: {config['name']}",

@@ -13,25 +13,27 @@ from biaseval.errors import MissingExtra
 CLASS_COLOURS = {"feminine": "#c0392b", "masculine": "#2471a3", "neutral": "#7f8c8d"}
 
 
-def _pyplot():
+def figure(figsize: tuple[float, float]):
+    """A matplotlib figure drawn off-screen by Agg, without pyplot: no figure manager to register and
+    close, no GUI backend to look for, and pyplot's import not paid."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
     except ImportError:
         raise MissingExtra("report", "report", "matplotlib") from None
-    return plt
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def embedding_scatter(features: pl.DataFrame, folder: Path) -> list[Path]:
     """Per suite × system: cos(w, m) against cos(w, f) before (source) and after (target) translation,
     with the diagonal where both are equal; points coloured by the word's gender class."""
-    plt = _pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for (suite, system, tgt), part in features.group_by("suite", "system", "tgt_lang", maintain_order=True):
-        fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), sharex=True, sharey=True)
+        fig = figure((9, 4.2))
+        axes = fig.subplots(1, 2, sharex=True, sharey=True)
         src = part["src_lang"][0]
         for ax, side, language in ((axes[0], "src", src), (axes[1], "tgt", tgt)):
             for cls, colour in CLASS_COLOURS.items():
@@ -53,7 +55,6 @@ def embedding_scatter(features: pl.DataFrame, folder: Path) -> list[Path]:
         path = folder / f"embedding-{suite}-{system}-{tgt}.png"
         tmp = path.with_name(f".{path.name}.tmp")
         fig.savefig(tmp, dpi=110, format="png")
-        plt.close(fig)
         os.replace(tmp, path)
         paths.append(path)
     return paths
@@ -98,14 +99,22 @@ def _scale(metric: str) -> float:
 
 
 def _png(fig, dpi: int = 100) -> bytes:
+    return _render(fig, dpi)[0]
+
+
+def _render(fig, dpi: int = 100) -> tuple[bytes, bool]:
+    """The figure as a PNG with ``unclutter``'s labels, and whether unclutter moved any."""
     import io
 
-    plt = _pyplot()
     buffer = io.BytesIO()
+    fig.set_dpi(dpi)  # labels measured at the resolution they are drawn at
     moved = unclutter(fig)
-    fig.savefig(buffer, format="png", dpi=dpi, **({"bbox_inches": "tight", "pad_inches": 0.1} if moved else {}))
-    plt.close(fig)
-    return buffer.getvalue()
+    # where labels moved, the figure grows to hold them: bbox_inches="tight"'s box, measured with the
+    # renderer unclutter laid the labels out with; savefig, given "tight", would first run a layout
+    # pass over every artist of its own to measure the same box
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1) if moved else None
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches=bbox)
+    return buffer.getvalue(), moved
 
 
 def _overlaps(boxes, horizontal: bool) -> bool:
@@ -156,13 +165,39 @@ def _legend(fig, systems: list[str], colours: dict[str, str], extra: list | None
     return -(-len(handles) // ncol)
 
 
+def _bars(ax, positions: list[float], values: list[float], thickness: float, colour: str, horizontal: bool):
+    """Bars from 0 to each value, centred on their positions, as one artist: the rectangles
+    ``Axes.bar`` draws (same corners, fill, no edge, snapped to pixels alike), without a patch and its
+    transforms per bar. The value axis's autoscaling stops at 0, as it does for ``Axes.bar``."""
+    from matplotlib.collections import PolyCollection
+
+    lows = [p - thickness / 2 for p in positions]  # Axes.bar's arithmetic: low edge, then low + thickness
+    if horizontal:
+        corners = [[(0.0, a), (v, a), (v, a + thickness), (0.0, a + thickness)] for a, v in zip(lows, values)]
+    else:
+        corners = [[(a, 0.0), (a + thickness, 0.0), (a + thickness, v), (a, v)] for a, v in zip(lows, values)]
+    bars = PolyCollection(corners, facecolors=colour, edgecolors="none", linewidths=0)
+    (bars.sticky_edges.x if horizontal else bars.sticky_edges.y).append(0.0)
+    ax.add_collection(bars, autolim=True)
+    ax.autoscale_view()  # matplotlib < 3.11 updates only the data limits in add_collection
+    return bars
+
+
 def _grouped_bars(ax, frame: pl.DataFrame, groups: list[str], systems: list[str], colours: dict[str, str],
                   scale: float, horizontal: bool = False) -> dict[tuple[str, str], tuple[float, float]]:
-    """Bars of ``value`` per group (column ``group``) and system, with ``ci_low``..``ci_high`` whiskers.
-    Returns where each bar is: (group, system) -> (position, value as drawn)."""
+    """Bars of ``value`` per group (column ``group``) and system, with ``ci_low``..``ci_high`` whiskers,
+    on a category axis of the groups. Returns where each bar is: (group, system) -> (position, value as drawn)."""
+    placed, _ = _bar_data(ax, frame, groups, systems, colours, scale, horizontal)
+    _category_axis(ax, groups, horizontal)
+    return placed
+
+
+def _bar_data(ax, frame: pl.DataFrame, groups: list[str], systems: list[str], colours: dict[str, str],
+              scale: float, horizontal: bool) -> tuple[dict[tuple[str, str], tuple[float, float]], list]:
+    """``_grouped_bars``'s bars and whiskers alone; also returns the artists drawn (to remove them)."""
     cells = {(r["group"], r["system"]): r for r in frame.iter_rows(named=True)}
     width = 0.8 / max(len(systems), 1)
-    placed = {}
+    placed, artists = {}, []
     for j, system in enumerate(systems):
         pos, vals, low, high = [], [], [], []
         for i, group in enumerate(groups):
@@ -180,12 +215,17 @@ def _grouped_bars(ax, frame: pl.DataFrame, groups: list[str], systems: list[str]
             placed[(group, system)] = (x, v)
         if not pos:
             continue
+        artists.append(_bars(ax, pos, vals, width * 0.92, colours.get(system, "#888888"), horizontal))
         if horizontal:
-            ax.barh(pos, vals, height=width * 0.92, color=colours.get(system, "#888888"), label=system)
-            ax.errorbar(vals, pos, xerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
+            whiskers = ax.errorbar(vals, pos, xerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
         else:
-            ax.bar(pos, vals, width=width * 0.92, color=colours.get(system, "#888888"), label=system)
-            ax.errorbar(pos, vals, yerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
+            whiskers = ax.errorbar(pos, vals, yerr=[low, high], fmt="none", ecolor=WHISKER, elinewidth=0.8, capsize=2)
+        artists.append(whiskers)
+    return placed, artists
+
+
+def _category_axis(ax, groups: list[str], horizontal: bool) -> None:
+    """The groups as the category axis's labels, one per unit, and grid lines along the value axis."""
     ticks = list(range(len(groups)))
     if horizontal:
         ax.set_yticks(ticks, groups, fontsize=8)
@@ -197,7 +237,6 @@ def _grouped_bars(ax, frame: pl.DataFrame, groups: list[str], systems: list[str]
         ax.set_xlim(-0.5, len(groups) - 0.5)
         ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    return placed
 
 
 def _systems(frame: pl.DataFrame, colours: dict[str, str]) -> list[str]:
@@ -211,13 +250,13 @@ def proportion_bars(frame: pl.DataFrame, colours: dict[str, str], metrics: tuple
     the CI as whiskers. ``frame``: metric rows of one suite, already narrowed to the sets to show. Only
     the first ``limit`` sets are drawn (a chart of a thousand sets is unreadable and takes half a
     minute); returns (PNG, sets drawn)."""
-    plt = _pyplot()
     frame = frame.filter(pl.col("metric").is_in(list(metrics))).with_columns(pl.col("subset").alias("group"))
     groups = frame["group"].unique(maintain_order=True).to_list()[:limit]
     frame = frame.filter(pl.col("group").is_in(groups))
     systems = _systems(frame, colours)
     width = min(max(5.0, 0.35 * len(groups) * max(len(systems), 2) + 1.5), 9.0)
-    fig, axes = plt.subplots(1, len(metrics), figsize=(width * len(metrics) * 0.62 + 1, 4.4), squeeze=False)
+    fig = figure((width * len(metrics) * 0.62 + 1, 4.4))
+    axes = fig.subplots(1, len(metrics), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         _grouped_bars(ax, frame.filter(pl.col("metric") == metric), groups, systems, colours, _scale(metric))
         ax.set_title(metric_label(metric), fontsize=10)
@@ -231,12 +270,12 @@ def proportion_bars(frame: pl.DataFrame, colours: dict[str, str], metrics: tuple
 
 def tgbi_bars(frame: pl.DataFrame, colours: dict[str, str]) -> bytes:
     """Left: P per set (bars per system, CI whiskers); right: the TGBI index (mean P over the paper's sets)."""
-    plt = _pyplot()
     sets = frame.filter((pl.col("metric") == "P")).with_columns(pl.col("subset").alias("group"))
     index = frame.filter(pl.col("metric") == "tgbi").with_columns(pl.lit("TGBI").alias("group"))
     systems = _systems(pl.concat([sets, index]), colours)
     groups = sets["group"].unique(maintain_order=True).to_list()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [max(len(groups), 1), 1.4]})
+    fig = figure((12, 4.6))
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(len(groups), 1), 1.4]})
     _grouped_bars(left, sets, groups, systems, colours, 1.0)
     left.set_title("P per set (higher: more gender-neutral output)", fontsize=10)
     left.set_ylim(0, 1.05)
@@ -260,7 +299,7 @@ def _system_bars(ax, frame: pl.DataFrame, systems: list[str], colours: dict[str,
         v = r["value"] * scale
         lo = r["ci_low"] * scale if _finite(r["ci_low"]) else v
         hi = r["ci_high"] * scale if _finite(r["ci_high"]) else v
-        ax.bar([i], [v], width=0.62, color=colours.get(system, "#888888"))
+        _bars(ax, [i], [v], 0.62, colours.get(system, "#888888"), horizontal=False)
         ax.errorbar([i], [v], yerr=[[max(v - lo, 0.0)], [max(hi - v, 0.0)]], fmt="none", ecolor=WHISKER,
                     elinewidth=0.8, capsize=3)
         placed[system] = (i, max(v, hi))
@@ -277,12 +316,11 @@ def winomt_bars(frame: pl.DataFrame, colours: dict[str, str], marks: dict[str, s
     """One panel per metric (Acc, ΔG, ΔS on subset ``all``), a bar per system with CI whiskers. ``marks``
     (system -> "best" or "worst") labels the Acc bars of systems significantly better (worse) than
     every other system."""
-    plt = _pyplot()
     marks = marks or {}
     frame = frame.filter(pl.col("metric").is_in(list(metrics)))
     systems = _systems(frame, colours)
-    fig, axes = plt.subplots(1, len(metrics), figsize=(max(9.0, 0.75 * len(systems) * len(metrics) + 2), 4.2),
-                             squeeze=False)
+    fig = figure((max(9.0, 0.75 * len(systems) * len(metrics) + 2), 4.2))
+    axes = fig.subplots(1, len(metrics), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         placed = _system_bars(ax, frame.filter(pl.col("metric") == metric), systems, colours, _scale(metric))
         ax.axhline(0, color="black", linewidth=0.6)
@@ -307,12 +345,11 @@ def winomt_language_bars(frame: pl.DataFrame, colours: dict[str, str],
                          metrics: tuple[str, ...] = ("acc", "delta_g", "delta_s")) -> bytes:
     """WinoMT per target language: one panel per metric, a group of bars per language (``subset``),
     one bar per system, CI whiskers."""
-    plt = _pyplot()
     frame = frame.filter(pl.col("metric").is_in(list(metrics))).with_columns(pl.col("subset").alias("group"))
     systems = _systems(frame, colours)
     languages = sorted(frame["group"].unique().to_list())
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(max(8.0, 0.35 * len(languages) * len(systems) + 2),
-                                                       2.8 * len(metrics)), squeeze=False)
+    fig = figure((max(8.0, 0.35 * len(languages) * len(systems) + 2), 2.8 * len(metrics)))
+    axes = fig.subplots(len(metrics), 1, squeeze=False)
     for ax, metric in zip(axes[:, 0], metrics):
         _grouped_bars(ax, frame.filter(pl.col("metric") == metric), languages, systems, colours, _scale(metric))
         ax.axhline(0, color="black", linewidth=0.6)
@@ -322,51 +359,3 @@ def winomt_language_bars(frame: pl.DataFrame, colours: dict[str, str],
     _legend(fig, systems, colours)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return _png(fig)
-
-
-def occupation_bars(frame: pl.DataFrame, colours: dict[str, str], shares: dict[str, float] | None = None,
-                    metric_name: str = "p_f", limit: int = 60) -> tuple[bytes, int]:
-    """Horizontal bars of p_f per occupation (one bar per system, CI whiskers), occupations sorted by
-    their female share (a black diamond, same % axis) where ``shares`` gives it (in percent), else by
-    mean p_f. ``frame``: rows with occupation, system, value, ci_low, ci_high. With more than ``limit``
-    occupations only the ``limit`` at both ends of the order are drawn. Returns (PNG, occupations drawn)."""
-    plt = _pyplot()
-    from matplotlib.lines import Line2D
-
-    frame = frame.with_columns(pl.col("occupation").alias("group"))
-    systems = _systems(frame, colours)
-    mean = frame.group_by("group").agg(pl.col("value").mean().alias("mean"))
-    order = mean.with_columns(pl.col("group").replace_strict(shares or {}, default=None, return_dtype=pl.Float64)
-                              .alias("share"))
-    order = order.sort(["share", "mean", "group"] if shares else ["mean", "group"], nulls_last=True)
-    groups = order["group"].to_list()
-    if len(groups) > limit:
-        groups = groups[: limit // 2] + groups[-(limit - limit // 2):]
-    per_row = 0.2 * max(1.0, 0.6 * len(systems))
-    fig, ax = plt.subplots(figsize=(9, min(1.6 + per_row * len(groups), 60)))
-    _grouped_bars(ax, frame.filter(pl.col("group").is_in(groups)), groups, systems, colours, 100.0, horizontal=True)
-    extra = []
-    if shares:
-        ys = [i for i, g in enumerate(groups) if g in shares and _finite(shares[g])]
-        ax.scatter([shares[groups[i]] for i in ys], ys, marker="D", s=16, color="black", zorder=5)
-        extra = [Line2D([], [], marker="D", linestyle="none", color="black", markersize=5,
-                        label="female share of the occupation (%)")]
-    ax.set_xlim(0, 100)
-    ax.set_xlabel(f"{metric_name}: outputs with a female form (%)")
-    _legend(fig, systems, colours, extra)
-    _margins(fig, ax, top_inches=0.5)
-    return _png(fig), len(groups)
-
-
-def _margins(fig, ax, top_inches: float) -> None:
-    """tight_layout's margins for one axes with labels on the left and an x label below, from the
-    widest y tick label (measured, not drawn): tight_layout draws the whole figure to find them,
-    as long again as drawing it for the PNG (about 0.2 s of a 60-row chart)."""
-    renderer = fig.canvas.get_renderer()
-    width, height = fig.get_size_inches() * fig.dpi
-    pad = 1.08 * 10 * fig.dpi / 72  # tight_layout's pad: 1.08 font sizes
-    labels = max((t.get_window_extent(renderer).width for t in ax.get_yticklabels()), default=0.0)
-    below = ax.xaxis.label.get_window_extent(renderer).height + 1.6 * 10 * fig.dpi / 72  # x label + tick labels
-    fig.subplots_adjust(left=(labels + pad + 6) / width, right=1 - (pad + 12) / width, bottom=(below + pad) / height,
-                        top=1 - top_inches / fig.get_figheight() - pad / height)
-

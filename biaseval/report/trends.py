@@ -16,9 +16,9 @@ from biaseval.report.plots import (
     _finite,
     _legend,
     _png,
-    _pyplot,
     _scale,
     _systems,
+    figure,
     metric_label,
 )
 
@@ -48,7 +48,6 @@ def trend_figure(history: pl.DataFrame, colours: dict[str, str], panels: list[tu
     its CI as whiskers, the baseline each run was compared with as a dashed line (value − change), and
     the latest run's interval as a band across the panel; runs whose change from their baseline was
     significant get a red ring. Fixed scales (``fixed_limits``): no zooming in on noise."""
-    plt = _pyplot()
     import matplotlib.dates as mdates
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -56,7 +55,8 @@ def trend_figure(history: pl.DataFrame, colours: dict[str, str], panels: list[tu
     systems = _systems(history, colours)
     columns = min(len(panels), 3)
     rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(4.4 * columns + 0.6, 3.3 * rows + 0.6), squeeze=False)
+    fig = figure((4.4 * columns + 0.6, 3.3 * rows + 0.6))
+    axes = fig.subplots(rows, columns, squeeze=False)
     any_significant = False
     latest = history["created_at"].max()
     for k, (subset, metric) in enumerate(panels):
