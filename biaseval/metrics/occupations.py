@@ -61,14 +61,16 @@ def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000,
         names = sorted(occupations)
         x = np.array([occupations[o][0] for o in names], dtype=float)
         counts = np.array([occupations[o][1] for o in names])
-        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))
-        point, boot = shares(counts), shares(reps)  # (O, 3), (O, n_boot, 3)
+        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))  # (O, n_boot, 3)
+        point = shares(counts)  # (O, 3)
         subsets = [f"{tgt}/occupation/{name}" for name in names]
         n = counts.sum(axis=1)
-        rows.add_block(system, suite, subsets, "p_m", point[:, 0], n, boot[:, :, 0])
-        rows.add_block(system, suite, subsets, "p_f", point[:, 1], n, boot[:, :, 1])
+        rows.add_shares(system, suite, subsets, "p_m", point[:, 0], n, reps[:, :, 0])
+        rows.add_shares(system, suite, subsets, "p_f", point[:, 1], n, reps[:, :, 1])
         if len(names) >= 3:
-            y, y_boot = point[:, 1], boot[:, :, 1].T  # (O,), (n_boot, O)
+            with np.errstate(invalid="ignore", divide="ignore"):  # every replicate of an occupation has its n items
+                female = np.where(n[:, None] > 0, reps[:, :, 1] / np.maximum(n, 1)[:, None], np.nan)
+            y, y_boot = point[:, 1], female.T  # (O,), (n_boot, O)
             rows.add(system, suite, tgt, "r_female_share", float(pearson(x, y[None, :])[0]), len(names),
                      pearson(x, y_boot))
             rx = _rank(x[None, :])[0]
