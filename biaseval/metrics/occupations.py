@@ -15,7 +15,7 @@ import polars as pl
 
 from biaseval.metrics.bootstrap import CONFIDENCE, resample_rows, rng_for
 from biaseval.metrics.proportions import CLASS_INDEX, CLASSES, shares
-from biaseval.metrics.tidy import MetricRows, count_cells
+from biaseval.metrics.tidy import MetricRows
 
 
 def _rank(values: np.ndarray) -> np.ndarray:
@@ -44,23 +44,35 @@ def pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(denom > 0, (yc * xc).sum(axis=-1) / np.where(denom > 0, denom, 1), np.nan)
 
 
+def _occupation_counts(labelled: pl.DataFrame | pl.LazyFrame) -> dict[tuple[str, str, str], pl.DataFrame]:
+    """Per system × suite × target language (in order): one row per occupation (in order) with its
+    female share (the lowest, should rows disagree) and its male / female / neutral counts. Rows
+    without an occupation or a share are left out; rows without a label count for none of the classes."""
+    frame = labelled.lazy()
+    if "count" not in frame.collect_schema().names():  # one row per output
+        frame = frame.with_columns(pl.lit(1, pl.Int64).alias("count"))
+    label = pl.col("label").replace_strict(list(CLASS_INDEX), [CLASSES[k] for k in CLASS_INDEX.values()], default=None)
+    strange = pl.col("label").is_not_null() & ~pl.col("label").is_in(list(CLASS_INDEX))
+    table = (frame.filter(pl.col("occupation").is_not_null() & pl.col("female_share").is_not_null())
+             .group_by("system", "suite", "tgt_lang", "occupation")
+             .agg(pl.col("female_share").min(), *[pl.col("count").filter(label == name).sum().alias(name) for name in CLASSES],
+                  pl.col("label").filter(strange).first().alias("strange"))
+             .sort("system", "suite", "tgt_lang", "occupation")
+             .collect(engine="streaming"))
+    strange = table["strange"].drop_nulls()
+    if len(strange):
+        raise ValueError(f"label {strange[0]!r} is none of {', '.join(CLASS_INDEX)}")
+    return table.drop("strange").partition_by("system", "suite", "tgt_lang", as_dict=True, maintain_order=True)
+
+
 def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000, seed: int = 0,
                    confidence: float = CONFIDENCE) -> pl.DataFrame:
     """``labelled`` needs system, suite, tgt_lang, occupation, female_share and label."""
-    groups: dict[tuple[str, str, str], dict[str, tuple[float, np.ndarray]]] = {}
-    for system, suite, tgt, occupation, share, label, count in count_cells(
-        labelled, ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
-    ):
-        if occupation is None or share is None:
-            continue
-        entry = groups.setdefault((system, suite, tgt), {}).setdefault(occupation, (share, np.zeros(len(CLASSES), np.int64)))
-        if label is not None:
-            entry[1][CLASS_INDEX[label]] += count
     rows = MetricRows()
-    for (system, suite, tgt), occupations in sorted(groups.items()):
-        names = sorted(occupations)
-        x = np.array([occupations[o][0] for o in names], dtype=float)
-        counts = np.array([occupations[o][1] for o in names])
+    for (system, suite, tgt), group in _occupation_counts(labelled).items():
+        names = group["occupation"].to_list()
+        x = group["female_share"].to_numpy().astype(float)
+        counts = group.select(CLASSES).to_numpy().astype(np.int64)  # (O, 3)
         reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))  # (O, n_boot, 3)
         point = shares(counts)  # (O, 3)
         subsets = [f"{tgt}/occupation/{name}" for name in names]
