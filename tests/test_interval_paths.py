@@ -156,3 +156,30 @@ def test_gender_shares_equal_the_float_percentile_per_row():
                                       equal_nan=True)
     assert got.filter(pl.col("subset") == "empty")["n"].to_list() == [0] * 6
     assert got["metric"].to_list()[:3] == ["p_m", "p_f", "p_n"]
+
+
+def plain_rank(row: list[float]) -> list[float]:
+    """0-based ranks, ties sharing their mean rank; NaNs after the numbers, each on its own (in order)."""
+    order = sorted(range(len(row)), key=lambda i: (np.isnan(row[i]), 0.0 if np.isnan(row[i]) else row[i], i))
+    ranks = [0.0] * len(row)
+    k = 0
+    while k < len(order):
+        end = k
+        while (end + 1 < len(order) and not np.isnan(row[order[k]])
+               and row[order[end + 1]] == row[order[k]]):
+            end += 1
+        for j in range(k, end + 1):
+            ranks[order[j]] = (k + end) / 2
+        k = end + 1
+    return ranks
+
+
+def test_rank_equals_plain_ranking_with_ties_and_nan():
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        rows, n = int(rng.integers(1, 5)), int(rng.integers(1, 30))
+        values = rng.integers(0, int(rng.integers(1, 6)), size=(rows, n)) / 3
+        values[rng.random((rows, n)) < 0.15] = np.nan
+        values[rng.random((rows, n)) < 0.1] = -0.0  # equal to 0.0
+        expected = np.array([plain_rank(list(r)) for r in values])
+        assert np.array_equal(_rank(values), expected), values

@@ -19,20 +19,21 @@ from biaseval.metrics.tidy import MetricRows
 
 
 def _rank(values: np.ndarray) -> np.ndarray:
-    """Ranks (0-based) within each row of a 2-D array, ties sharing their mean rank (vectorised)."""
+    """Ranks (0-based) within each row of a 2-D array, ties sharing their mean rank (vectorised; each
+    NaN ranks on its own, after the numbers)."""
+    rows, n = values.shape
+    if values.size == 0:
+        return np.zeros(values.shape)
     order = np.argsort(values, axis=1, kind="stable")
     ordered = np.take_along_axis(values, order, axis=1)
-    n = ordered.shape[1]
-    position = np.broadcast_to(np.arange(n), ordered.shape)
-    starts = np.ones(ordered.shape, dtype=bool)
+    starts = np.ones(ordered.shape, dtype=bool)  # where a run of equal values begins (every row begins one)
     starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    ends = np.ones(ordered.shape, dtype=bool)
-    ends[:, :-1] = starts[:, 1:]
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
-    last = np.minimum.accumulate(np.where(ends, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    ranks = np.empty(ordered.shape, dtype=float)
-    np.put_along_axis(ranks, order, (first + last) / 2, axis=1)
-    return ranks
+    first = np.flatnonzero(starts)  # of each run, in the flattened rows
+    size = np.diff(np.append(first, starts.size))
+    mean = (2 * (first % n) + size - 1) / 2  # (first + last) / 2 within its row
+    ranks = np.empty(values.size)
+    ranks[(order + (np.arange(rows) * n)[:, None]).ravel()] = np.repeat(mean, size)
+    return ranks.reshape(values.shape)
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
