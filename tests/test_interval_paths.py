@@ -183,3 +183,40 @@ def test_rank_equals_plain_ranking_with_ties_and_nan():
         values[rng.random((rows, n)) < 0.1] = -0.0  # equal to 0.0
         expected = np.array([plain_rank(list(r)) for r in values])
         assert np.array_equal(_rank(values), expected), values
+
+
+def test_winomt_metrics_on_replicate_tables_equal_plain_sums():
+    """The WinoMT metrics add their few confusion cells by hand: the same numbers as numpy's sums."""
+    from biaseval.metrics.winomt import all_metrics, set_metrics
+
+    rng = np.random.default_rng(12)
+    strata = rng.integers(0, 6, size=(4, 50, 3, 3, 4))
+    strata[0] = 0  # an empty table: undefined shares, F1 0
+    strata[1, :, 1] = 0  # no anti items
+
+    def plain_f1(conf, k):
+        tp = conf[..., k, k]
+        denom = 2 * tp + (conf[..., :, k].sum(axis=-1) - tp) + (conf[..., k, :].sum(axis=-1) - tp)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+
+    def plain_share(conf, part):
+        total = conf.sum(axis=(-1, -2))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, part / np.maximum(total, 1), np.nan)
+
+    conf = strata.sum(axis=-3)
+    acc = lambda c: plain_share(c, c[..., 0, 0] + c[..., 1, 1] + c[..., 2, 2])  # noqa: E731
+    expected = {"acc": acc(conf), "f1_male": plain_f1(conf, 0), "f1_female": plain_f1(conf, 1),
+                "delta_g": plain_f1(conf, 0) - plain_f1(conf, 1),
+                "delta_s": acc(strata[..., 0, :, :]) - acc(strata[..., 1, :, :]),
+                "neutral": plain_share(conf, conf[..., :, 2].sum(axis=-1)),
+                "unknown": plain_share(conf, conf[..., :, 3].sum(axis=-1))}
+    got = all_metrics(strata, "acc")
+    assert set(got) == set(expected)
+    for name in expected:
+        assert np.array_equal(got[name], expected[name], equal_nan=True), name
+    pro = strata[..., 0, :, :]
+    macro = set_metrics(pro)["macro_f1"]
+    assert np.array_equal(macro, (plain_f1(pro, 0) + plain_f1(pro, 1)) / 2)
+    assert np.array_equal(all_metrics(strata, "macro_f1")["delta_s"], macro - set_metrics(strata[..., 1, :, :])["macro_f1"])
