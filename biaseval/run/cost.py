@@ -90,16 +90,19 @@ class Tally:
     def add(self, sent_texts: pl.DataFrame) -> None:
         first = sent_texts.unique("key", keep="first", maintain_order=True)
         keys = first["key"].to_numpy()
-        at = np.minimum(np.searchsorted(self.seen, keys), max(len(self.seen) - 1, 0))
-        new = keys != self.seen[at] if len(self.seen) else np.ones(len(keys), dtype=bool)
+        order = np.argsort(keys)
+        ordered = keys[order]  # looked up in order: a sorted search walks the counted keys once
+        at = np.minimum(np.searchsorted(self.seen, ordered), max(len(self.seen) - 1, 0))
+        new = np.empty(len(keys), dtype=bool)
+        new[order] = ordered != self.seen[at] if len(self.seen) else True
         sums = first.filter(pl.Series(new)).select(
             pl.len().alias("texts"), *[pl.col(c).sum() for c in self.SUMS[:-1]], pl.col("resent").sum().alias("resent_texts"),
         ).row(0, named=True)
         self.texts += sums["texts"]
         for name in self.SUMS:
             self.sums[name] += sums[name] or 0
-        # both runs sorted: the stable sort (a merge of runs) is linear
-        self.seen = np.sort(np.concatenate([self.seen, keys[new]]), kind="stable")
+        # two sorted runs: the stable sort (a merge of runs) is linear
+        self.seen = np.sort(np.concatenate([self.seen, ordered[new[order]]]), kind="stable")
 
 
 def _sent_texts(rows: pl.DataFrame) -> pl.DataFrame:
