@@ -53,7 +53,7 @@ def test_metric_rows_blocks_give_one_percentile_call_over_all_rows():
     rows = MetricRows()
     rows.add("s", "x", "a", "m1", 0.1, 5, with_nan[0])
     rows.add_shares("s", "x", ["b", "c", "d"], "p", [0.2, np.nan, 0.3], n, counts)
-    rows.add_block("s", "x", ["e"], "m2", [0.4], [6], with_nan[1:])
+    rows.add("s", "x", "e", "m2", 0.4, 6, with_nan[1])
     frame = rows.frame(0.9)
     low, high = intervals(np.vstack([with_nan[:1], float_shares(counts, n), with_nan[1:]]), 0.9)
     assert frame["subset"].to_list() == ["a", "b", "c", "d", "e"]

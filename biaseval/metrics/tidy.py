@@ -41,14 +41,6 @@ class MetricRows:
         self.ns.append(int(n))
         self._float_rows().append(np.asarray(replicates, dtype=float))
 
-    def add_block(self, system: str, suite: str, subsets: list[str], metric: str, values: np.ndarray,
-                  ns: np.ndarray, replicates: np.ndarray) -> None:
-        """Many subsets of one metric at once: ``values`` (G,), ``ns`` (G,), ``replicates`` (G, n_boot)."""
-        self.keys.extend((system, suite, subset, metric) for subset in subsets)
-        self.values.extend(np.asarray(values, dtype=float).tolist())
-        self.ns.extend(np.asarray(ns).astype(int).tolist())
-        self._float_rows().extend(np.asarray(replicates, dtype=float))
-
     def add_shares(self, system: str, suite: str, subsets: list[str], metric: str, values: np.ndarray,
                    ns: np.ndarray, counts: np.ndarray) -> None:
         """A share per subset: ``values`` (G,), sets of ``ns`` (G,) items, ``counts`` (G, n_boot) the
