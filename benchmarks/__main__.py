@@ -112,13 +112,39 @@ def sweep_child(config: str, out: str) -> None:
         start = time.perf_counter()
         summary = sweep(config, out, stream=open(os.devnull, "w"), report=False)
         seconds = time.perf_counter() - start
+    actor_s, imports_s = actor_start()
     ray.shutdown()
     start, cpu = time.perf_counter(), time.process_time()
     write_report(summary.run, summary.metrics)  # report.md + report.html: a cost per run, not per item
     report_s, report_cpu = time.perf_counter() - start, time.process_time() - cpu
     rows = pl.scan_parquet(Path(out) / "labels.parquet").select(pl.len()).collect().item()
     print(json.dumps({"rows": rows, "seconds": seconds, "peak_mb": rss.peak_kb / 1024, "report_s": report_s,
-                      "report_cpu": report_cpu, "metrics": summary.metrics.height}))
+                      "report_cpu": report_cpu, "metrics": summary.metrics.height, "actor_s": actor_s,
+                      "imports_s": imports_s}))
+
+
+def actor_start() -> tuple[float, float]:
+    """What every sweep pays before its first task, measured apart, after the sweep: a fresh Ray actor
+    started and answering (Ray's own cost), and the same with the worker's imports (biaseval.run.worker,
+    polars, pyarrow, which pulls in pandas) as the sweep's ShardWorker has them."""
+    import ray
+
+    class Bare:
+        def ready(self) -> bool:
+            return True
+
+    class Importing(Bare):
+        def __init__(self):
+            import biaseval.run.worker  # noqa: F401
+
+    times = []
+    for cls in (Bare, Importing):
+        start = time.perf_counter()
+        actor = ray.remote(num_cpus=1)(cls).remote()
+        ray.get(actor.ready.remote())
+        times.append(time.perf_counter() - start)
+        ray.kill(actor)
+    return times[0], times[1]
 
 
 def bench_sweep(sizes: list[int]) -> None:
@@ -137,6 +163,8 @@ def bench_sweep(sizes: list[int]) -> None:
             print(f"expansion + sweep + scoring (OTSC-shaped template, identity system, Ray started beforehand): "
                   f"{r['rows']:,} items in {r['seconds']:.1f} s = {rate:,.0f} items/s, {1e6 / rate:.1f} µs per item "
                   f"(target 40 k: ratio {rate / 40e3:.2f}); driver peak anonymous RSS {r['peak_mb']:.0f} MB")
+            print(f"  of which fixed, whatever the size: a Ray actor's start (measured apart) {r['actor_s']:.2f} s, "
+                  f"{r['imports_s']:.2f} s with the worker's imports; the sweep starts one per system")
             print(f"reports (md + html with charts) after the {r['rows']:,}-item sweep ({r['metrics']:,} metric rows): "
                   f"{r['report_s']:.1f} s wall, {r['report_cpu']:.1f} s CPU (target 3 s: ratio {3 / r['report_s']:.2f} "
                   f"wall, {3 / r['report_cpu']:.2f} CPU)")

@@ -93,6 +93,7 @@ def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None
         prepared = prepare(config, config_path.resolve().parent)
         result = run_translations(prepared, out, config_path, address=address, refresh=refresh,
                                   die_after=die_after, stream=stream, run_id=run_id)
+        del prepared  # its plan (keys per item) is not needed to score: scoring reads the run
         metrics = score(out, options, report=report)
     return RunSummary(result.run, result, metrics, time.monotonic() - start)
 

@@ -63,14 +63,13 @@ def _cells(counts: pl.DataFrame, systems: set[str]) -> dict[tuple[str, str, str]
 
 
 def _shares(groups: list[np.ndarray], n_boot: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counts (G, K) -> (point shares (G, K), replicate shares (G, n_boot, K), n (G,))."""
+    """Counts (G, K) -> (point shares (G, K), replicate counts (G, n_boot, K), n (G,))."""
     counts = np.asarray(groups, dtype=np.int64).reshape(len(groups), -1)
     n = counts.sum(axis=1)
     reps = resample_rows(counts, n_boot, rng)
     with np.errstate(invalid="ignore", divide="ignore"):
         point = counts / np.where(n > 0, n, np.nan)[:, None]
-        shares = reps / np.where(n > 0, n, np.nan)[:, None, None]
-    return point, shares, n
+    return point, reps, n
 
 
 def control(counts: pl.DataFrame, requests: dict[str, str], baselines: dict[str, str] | None = None, *,
@@ -92,8 +91,8 @@ def control(counts: pl.DataFrame, requests: dict[str, str], baselines: dict[str,
         triples = [[c.get(wanted, 0), sum(c.get(u, 0) for u in UNREAD),
                     sum(c.values()) - c.get(wanted, 0) - sum(c.get(u, 0) for u in UNREAD)] for c in asked]
         point, reps, n = _shares(triples, n_boot, rng_for(seed, system, suite, "control"))
-        rows.add_block(system, suite, subsets, "control_acc", point[:, 0], n, reps[:, :, 0])
-        rows.add_block(system, suite, subsets, "control_unknown", point[:, 1], n, reps[:, :, 1])
+        rows.add_shares(system, suite, subsets, "control_acc", point[:, 0], n, reps[:, :, 0])
+        rows.add_shares(system, suite, subsets, "control_unknown", point[:, 1], n, reps[:, :, 1])
         base = baselines.get(system)
         known = [s for s in subsets if (base, suite, s) in cells]
         if base is None or not known:
@@ -101,5 +100,5 @@ def control(counts: pl.DataFrame, requests: dict[str, str], baselines: dict[str,
         plain = [cells[(base, suite, s)] for s in known]
         pairs = [[c.get(wanted, 0), sum(c.values()) - c.get(wanted, 0)] for c in plain]
         point, reps, n = _shares(pairs, n_boot, rng_for(seed, system, suite, "control_unasked"))
-        rows.add_block(system, suite, known, "control_unasked", point[:, 0], n, reps[:, :, 0])
+        rows.add_shares(system, suite, known, "control_unasked", point[:, 0], n, reps[:, :, 0])
     return rows.frame(confidence)

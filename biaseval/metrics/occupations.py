@@ -15,24 +15,25 @@ import polars as pl
 
 from biaseval.metrics.bootstrap import CONFIDENCE, resample_rows, rng_for
 from biaseval.metrics.proportions import CLASS_INDEX, CLASSES, shares
-from biaseval.metrics.tidy import MetricRows, count_cells
+from biaseval.metrics.tidy import MetricRows
 
 
 def _rank(values: np.ndarray) -> np.ndarray:
-    """Ranks (0-based) within each row of a 2-D array, ties sharing their mean rank (vectorised)."""
+    """Ranks (0-based) within each row of a 2-D array, ties sharing their mean rank (vectorised; each
+    NaN ranks on its own, after the numbers)."""
+    rows, n = values.shape
+    if values.size == 0:
+        return np.zeros(values.shape)
     order = np.argsort(values, axis=1, kind="stable")
     ordered = np.take_along_axis(values, order, axis=1)
-    n = ordered.shape[1]
-    position = np.broadcast_to(np.arange(n), ordered.shape)
-    starts = np.ones(ordered.shape, dtype=bool)
+    starts = np.ones(ordered.shape, dtype=bool)  # where a run of equal values begins (every row begins one)
     starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    ends = np.ones(ordered.shape, dtype=bool)
-    ends[:, :-1] = starts[:, 1:]
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
-    last = np.minimum.accumulate(np.where(ends, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    ranks = np.empty(ordered.shape, dtype=float)
-    np.put_along_axis(ranks, order, (first + last) / 2, axis=1)
-    return ranks
+    first = np.flatnonzero(starts)  # of each run, in the flattened rows
+    size = np.diff(np.append(first, starts.size))
+    mean = (2 * (first % n) + size - 1) / 2  # (first + last) / 2 within its row
+    ranks = np.empty(values.size)
+    ranks[(order + (np.arange(rows) * n)[:, None]).ravel()] = np.repeat(mean, size)
+    return ranks.reshape(values.shape)
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -44,31 +45,45 @@ def pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(denom > 0, (yc * xc).sum(axis=-1) / np.where(denom > 0, denom, 1), np.nan)
 
 
+def _occupation_counts(labelled: pl.DataFrame | pl.LazyFrame) -> dict[tuple[str, str, str], pl.DataFrame]:
+    """Per system × suite × target language (in order): one row per occupation (in order) with its
+    female share (the lowest, should rows disagree) and its male / female / neutral counts. Rows
+    without an occupation or a share are left out; rows without a label count for none of the classes."""
+    frame = labelled.lazy()
+    if "count" not in frame.collect_schema().names():  # one row per output
+        frame = frame.with_columns(pl.lit(1, pl.Int64).alias("count"))
+    label = pl.col("label").replace_strict(list(CLASS_INDEX), [CLASSES[k] for k in CLASS_INDEX.values()], default=None)
+    strange = pl.col("label").is_not_null() & ~pl.col("label").is_in(list(CLASS_INDEX))
+    table = (frame.filter(pl.col("occupation").is_not_null() & pl.col("female_share").is_not_null())
+             .group_by("system", "suite", "tgt_lang", "occupation")
+             .agg(pl.col("female_share").min(), *[pl.col("count").filter(label == name).sum().alias(name) for name in CLASSES],
+                  pl.col("label").filter(strange).first().alias("strange"))
+             .sort("system", "suite", "tgt_lang", "occupation")
+             .collect(engine="streaming"))
+    strange = table["strange"].drop_nulls()
+    if len(strange):
+        raise ValueError(f"label {strange[0]!r} is none of {', '.join(CLASS_INDEX)}")
+    return table.drop("strange").partition_by("system", "suite", "tgt_lang", as_dict=True, maintain_order=True)
+
+
 def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000, seed: int = 0,
                    confidence: float = CONFIDENCE) -> pl.DataFrame:
     """``labelled`` needs system, suite, tgt_lang, occupation, female_share and label."""
-    groups: dict[tuple[str, str, str], dict[str, tuple[float, np.ndarray]]] = {}
-    for system, suite, tgt, occupation, share, label, count in count_cells(
-        labelled, ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
-    ):
-        if occupation is None or share is None:
-            continue
-        entry = groups.setdefault((system, suite, tgt), {}).setdefault(occupation, (share, np.zeros(len(CLASSES), np.int64)))
-        if label is not None:
-            entry[1][CLASS_INDEX[label]] += count
     rows = MetricRows()
-    for (system, suite, tgt), occupations in sorted(groups.items()):
-        names = sorted(occupations)
-        x = np.array([occupations[o][0] for o in names], dtype=float)
-        counts = np.array([occupations[o][1] for o in names])
-        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))
-        point, boot = shares(counts), shares(reps)  # (O, 3), (O, n_boot, 3)
+    for (system, suite, tgt), group in _occupation_counts(labelled).items():
+        names = group["occupation"].to_list()
+        x = group["female_share"].to_numpy().astype(float)
+        counts = group.select(CLASSES).to_numpy().astype(np.int64)  # (O, 3)
+        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))  # (O, n_boot, 3)
+        point = shares(counts)  # (O, 3)
         subsets = [f"{tgt}/occupation/{name}" for name in names]
         n = counts.sum(axis=1)
-        rows.add_block(system, suite, subsets, "p_m", point[:, 0], n, boot[:, :, 0])
-        rows.add_block(system, suite, subsets, "p_f", point[:, 1], n, boot[:, :, 1])
+        rows.add_shares(system, suite, subsets, "p_m", point[:, 0], n, reps[:, :, 0])
+        rows.add_shares(system, suite, subsets, "p_f", point[:, 1], n, reps[:, :, 1])
         if len(names) >= 3:
-            y, y_boot = point[:, 1], boot[:, :, 1].T  # (O,), (n_boot, O)
+            with np.errstate(invalid="ignore", divide="ignore"):  # every replicate of an occupation has its n items
+                female = np.where(n[:, None] > 0, reps[:, :, 1] / np.maximum(n, 1)[:, None], np.nan)
+            y, y_boot = point[:, 1], female.T  # (O,), (n_boot, O)
             rows.add(system, suite, tgt, "r_female_share", float(pearson(x, y[None, :])[0]), len(names),
                      pearson(x, y_boot))
             rx = _rank(x[None, :])[0]

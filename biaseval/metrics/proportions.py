@@ -56,12 +56,13 @@ class _Sets:
             groups.setdefault((system, suite), []).append(g)
         for (system, suite), rows in groups.items():
             reps[rows] = resample_rows(counts[rows], n_boot, rng_for(seed, system, suite, "sets"))
-        self.reps = shares(reps)  # (G, n_boot, 3)
+        self.reps = reps  # (G, n_boot, 3) class counts
 
     def add_shares(self, rows: MetricRows) -> None:
-        for g, (system, suite, subset) in enumerate(self.keys):
-            for k, metric in enumerate(SHARE_METRICS):
-                rows.add(system, suite, subset, metric, self.point[g, k], self.n[g], self.reps[g, :, k])
+        """p_m, p_f, p_n of each set, set by set."""
+        k = len(CLASSES)
+        rows.add_share_rows([(*key, metric) for key in self.keys for metric in SHARE_METRICS], self.point.ravel(),
+                            np.repeat(self.n, k), self.reps.transpose(0, 2, 1).reshape(len(self.keys) * k, self.reps.shape[1]))
 
 
 def gender_shares(labelled: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0,
@@ -79,7 +80,7 @@ def tgbi(labelled: pl.DataFrame, *, index_sets: Sequence[str], n_boot: int = 100
     sets = _Sets(labelled, n_boot, seed)
     rows = MetricRows()
     sets.add_shares(rows)
-    p_point, p_reps = tgbi_p(sets.point), tgbi_p(sets.reps)  # (G,), (G, n_boot)
+    p_point, p_reps = tgbi_p(sets.point), tgbi_p(shares(sets.reps))  # (G,), (G, n_boot)
     members: dict[tuple[str, str], dict[str, int]] = {}
     for g, (system, suite, subset) in enumerate(sets.keys):
         rows.add(system, suite, subset, "P", p_point[g], sets.n[g], p_reps[g])

@@ -210,7 +210,7 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
     return merged, rows
 
 
-BATCH_ROWS = 262_144
+BATCH_ROWS = 65_536  # labelling holds ~1.4 KB a row: ~90 MB a group, under any run of 100 k items or more
 
 
 def _columns_for(suite: str, keys: dict[str, list[str]]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from biaseval.metrics.bootstrap import intervals
+from biaseval.metrics.bootstrap import intervals, share_intervals
 
 METRIC_SCHEMA: dict[str, pl.DataType] = {
     "system": pl.String,
@@ -20,33 +20,48 @@ METRIC_SCHEMA: dict[str, pl.DataType] = {
 
 
 class MetricRows:
-    """Collects metric values with their bootstrap replicates; intervals are computed in one batch."""
+    """Collects metric values with their bootstrap replicates; intervals are computed at the end, a
+    block of rows at a time (float replicates by ``intervals``, shares by ``share_intervals``)."""
 
     def __init__(self) -> None:
         self.keys: list[tuple[str, str, str, str]] = []
         self.values: list[float] = []
         self.ns: list[int] = []
-        self.replicates: list[np.ndarray] = []
+        self._blocks: list[tuple[list[np.ndarray] | np.ndarray, np.ndarray | None]] = []  # in row order
+
+    def _float_rows(self) -> list[np.ndarray]:
+        if not self._blocks or not isinstance(self._blocks[-1][0], list):
+            self._blocks.append(([], None))
+        return self._blocks[-1][0]
 
     def add(self, system: str, suite: str, subset: str, metric: str, value: float, n: int,
             replicates: np.ndarray) -> None:
         self.keys.append((system, suite, subset, metric))
         self.values.append(float(value))
         self.ns.append(int(n))
-        self.replicates.append(np.asarray(replicates, dtype=float))
+        self._float_rows().append(np.asarray(replicates, dtype=float))
 
-    def add_block(self, system: str, suite: str, subsets: list[str], metric: str, values: np.ndarray,
-                  ns: np.ndarray, replicates: np.ndarray) -> None:
-        """Many subsets of one metric at once: ``values`` (G,), ``ns`` (G,), ``replicates`` (G, n_boot)."""
-        self.keys.extend((system, suite, subset, metric) for subset in subsets)
+    def add_shares(self, system: str, suite: str, subsets: list[str], metric: str, values: np.ndarray,
+                   ns: np.ndarray, counts: np.ndarray) -> None:
+        """A share per subset: ``values`` (G,), sets of ``ns`` (G,) items, ``counts`` (G, n_boot) the
+        replicate counts whose share (``counts / ns``) the metric is."""
+        self.add_share_rows([(system, suite, subset, metric) for subset in subsets], values, ns, counts)
+
+    def add_share_rows(self, keys: list[tuple[str, str, str, str]], values: np.ndarray, ns: np.ndarray,
+                       counts: np.ndarray) -> None:
+        """``add_shares`` with a (system, suite, subset, metric) key per row."""
+        self.keys.extend(keys)
         self.values.extend(np.asarray(values, dtype=float).tolist())
         self.ns.extend(np.asarray(ns).astype(int).tolist())
-        self.replicates.extend(np.asarray(replicates, dtype=float))
+        self._blocks.append((np.asarray(counts), np.asarray(ns)))
 
     def frame(self, confidence: float) -> pl.DataFrame:
         if not self.keys:
             return pl.DataFrame(schema=METRIC_SCHEMA)
-        low, high = intervals(np.stack(self.replicates), confidence)
+        bounds = [intervals(np.stack(block), confidence) if n is None else share_intervals(block, n, confidence)
+                  for block, n in self._blocks]
+        low = np.concatenate([b[0] for b in bounds])
+        high = np.concatenate([b[1] for b in bounds])
         system, suite, subset, metric = zip(*self.keys)
         return pl.DataFrame(
             {"system": system, "suite": suite, "subset": subset, "metric": metric, "value": self.values,

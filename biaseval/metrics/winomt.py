@@ -33,27 +33,37 @@ PRED_INDEX = {"male": 0, "female": 1, "neutral": 2, "ambiguous": 2, "unknown": 3
 M, F, N, U = 0, 1, 2, 3
 
 
+def _column(conf: np.ndarray, k: int) -> np.ndarray:
+    """Counts predicted as class k (summed over the 3 golds by hand: numpy's sum over a short last
+    axis is slow on replicate tables)."""
+    return conf[..., 0, k] + conf[..., 1, k] + conf[..., 2, k]
+
+
+def _total(conf: np.ndarray) -> np.ndarray:
+    return _column(conf, 0) + _column(conf, 1) + _column(conf, 2) + _column(conf, 3)
+
+
 def f1(conf: np.ndarray, k: int) -> np.ndarray:
     """F1 of class k from confusion counts (..., gold 3, pred 4); 0 where undefined."""
     tp = conf[..., k, k]
-    fp = conf[..., :, k].sum(axis=-1) - tp
-    fn = conf[..., k, :].sum(axis=-1) - tp
+    fp = _column(conf, k) - tp
+    fn = conf[..., k, 0] + conf[..., k, 1] + conf[..., k, 2] + conf[..., k, 3] - tp
     denom = 2 * tp + fp + fn
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
 
 
-def accuracy(conf: np.ndarray) -> np.ndarray:
-    total = conf.sum(axis=(-1, -2))
+def accuracy(conf: np.ndarray, total: np.ndarray | None = None) -> np.ndarray:
+    total = _total(conf) if total is None else total
     correct = conf[..., M, M] + conf[..., F, F] + conf[..., N, N]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, correct / np.maximum(total, 1), np.nan)
 
 
-def pred_share(conf: np.ndarray, k: int) -> np.ndarray:
-    total = conf.sum(axis=(-1, -2))
+def pred_share(conf: np.ndarray, k: int, total: np.ndarray | None = None) -> np.ndarray:
+    total = _total(conf) if total is None else total
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, conf[..., :, k].sum(axis=-1) / np.maximum(total, 1), np.nan)
+        return np.where(total > 0, _column(conf, k) / np.maximum(total, 1), np.nan)
 
 
 def neutral_share(conf: np.ndarray) -> np.ndarray:
@@ -65,23 +75,26 @@ def macro_f1(conf: np.ndarray) -> np.ndarray:
 
 
 def set_metrics(conf: np.ndarray) -> dict[str, np.ndarray]:
-    return {"acc": accuracy(conf), "f1_male": f1(conf, M), "f1_female": f1(conf, F),
-            "macro_f1": macro_f1(conf), "neutral": neutral_share(conf), "unknown": pred_share(conf, U)}
+    total, f1_male, f1_female = _total(conf), f1(conf, M), f1(conf, F)
+    return {"acc": accuracy(conf, total), "f1_male": f1_male, "f1_female": f1_female,
+            "macro_f1": (f1_male + f1_female) / 2, "neutral": pred_share(conf, N, total),
+            "unknown": pred_share(conf, U, total)}
 
 
 def all_metrics(strata_conf: np.ndarray, basis: str) -> dict[str, np.ndarray]:
     """strata_conf: (..., 3 strata [pro, anti, neither], gold, pred)."""
-    conf = strata_conf.sum(axis=-3)
+    conf = strata_conf[..., 0, :, :] + strata_conf[..., 1, :, :] + strata_conf[..., 2, :, :]
     pro, anti = strata_conf[..., 0, :, :], strata_conf[..., 1, :, :]
     score = macro_f1 if basis == "macro_f1" else accuracy
+    total, f1_male, f1_female = _total(conf), f1(conf, M), f1(conf, F)
     return {
-        "acc": accuracy(conf),
-        "f1_male": f1(conf, M),
-        "f1_female": f1(conf, F),
-        "delta_g": f1(conf, M) - f1(conf, F),
+        "acc": accuracy(conf, total),
+        "f1_male": f1_male,
+        "f1_female": f1_female,
+        "delta_g": f1_male - f1_female,
         "delta_s": score(pro) - score(anti),
-        "neutral": neutral_share(conf),
-        "unknown": pred_share(conf, U),
+        "neutral": pred_share(conf, N, total),
+        "unknown": pred_share(conf, U, total),
     }
 
 

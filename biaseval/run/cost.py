@@ -16,6 +16,7 @@ system's ``price_per_million_*``; a system without one costs None.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from biaseval.config import RunConfig
@@ -46,20 +47,22 @@ def planned(prepared: Prepared) -> dict:
     return {"systems": systems, "total": _total(systems)}
 
 
-SHARDS_AT_ONCE = 32  # shard files read together: the rows are reduced to a few numbers before the next group
+ROWS_AT_ONCE = 100_000  # rows read together (by shard_size): reduced to a few numbers before the next group
 
 
 def billed(run: RunDir, config: RunConfig) -> dict:
     """What this run's rows say was billed, per live system, and its cost at the configured prices.
-    A system's shards are read a group at a time and each row cut down to a hash of its text's key
-    and its units, so memory stays small however many items the run has."""
+    A system's shards are read a group at a time, each row cut down to a hash of its text's key and
+    its units and summed at once: what is kept between groups is the sums and the keys already
+    counted (8 bytes per distinct text), so memory stays small however many items the run has."""
     systems = {}
+    at_once = max(1, ROWS_AT_ONCE // config.sweep.shard_size)
     for name, cfg in config.systems.items():
         shards = run.shard_files(system_folder(name))
-        parts = [_sent_texts(run.read_shards(shards[k:k + SHARDS_AT_ONCE], columns=ROW_COLUMNS))
-                 for k in range(0, len(shards), SHARDS_AT_ONCE)]
-        if parts:
-            _add(systems, name, cfg, pl.concat(parts))
+        tally = Tally()
+        for k in range(0, len(shards), at_once):
+            tally.add(_sent_texts(run.read_shards(shards[k:k + at_once], columns=ROW_COLUMNS)))
+        _add(systems, name, cfg, tally)
     return {"systems": systems, "total": _total(systems)}
 
 
@@ -67,8 +70,39 @@ def billed_from_rows(rows: pl.DataFrame, config: RunConfig) -> dict:
     """``billed`` of rows in hand (any systems)."""
     systems = {}
     for name, cfg in config.systems.items():
-        _add(systems, name, cfg, _sent_texts(rows.filter(pl.col("system") == name)))
+        tally = Tally()
+        tally.add(_sent_texts(rows.filter(pl.col("system") == name)))
+        _add(systems, name, cfg, tally)
     return {"systems": systems, "total": _total(systems)}
+
+
+class Tally:
+    """Sums of the units of distinct texts, given rows in parts: a text counts once, with the units of
+    its first row (in the order the parts come)."""
+
+    SUMS = ("billed_chars", "input_tokens", "output_tokens", "sent_chars", "resent_texts")
+
+    def __init__(self) -> None:
+        self.seen = np.zeros(0, np.uint64)  # keys counted so far, sorted
+        self.texts = 0
+        self.sums = dict.fromkeys(self.SUMS, 0)
+
+    def add(self, sent_texts: pl.DataFrame) -> None:
+        first = sent_texts.unique("key", keep="first", maintain_order=True)
+        keys = first["key"].to_numpy()
+        order = np.argsort(keys)
+        ordered = keys[order]  # looked up in order: a sorted search walks the counted keys once
+        at = np.minimum(np.searchsorted(self.seen, ordered), max(len(self.seen) - 1, 0))
+        new = np.empty(len(keys), dtype=bool)
+        new[order] = ordered != self.seen[at] if len(self.seen) else True
+        sums = first.filter(pl.Series(new)).select(
+            pl.len().alias("texts"), *[pl.col(c).sum() for c in self.SUMS[:-1]], pl.col("resent").sum().alias("resent_texts"),
+        ).row(0, named=True)
+        self.texts += sums["texts"]
+        for name in self.SUMS:
+            self.sums[name] += sums[name] or 0
+        # two sorted runs: the stable sort (a merge of runs) is linear
+        self.seen = np.sort(np.concatenate([self.seen, ordered[new[order]]]), kind="stable")
 
 
 def _sent_texts(rows: pl.DataFrame) -> pl.DataFrame:
@@ -84,25 +118,16 @@ def _sent_texts(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _add(systems: dict, name: str, cfg, sent_texts: pl.DataFrame) -> None:
-    """One system's entry: each distinct text it sent counted once (the same sentence in two items was
-    sent once)."""
-    sent = sent_texts.unique("key", keep="first", maintain_order=True)
-    if sent.is_empty():
+def _add(systems: dict, name: str, cfg, tally: Tally) -> None:
+    """One system's entry, unless it sent nothing."""
+    if not tally.texts:
         return
-    sums = sent.select(
-        pl.len().alias("texts"),
-        pl.col("billed_chars").sum(),
-        pl.col("input_tokens").sum(),
-        pl.col("output_tokens").sum(),
-        pl.col("sent_chars").sum(),
-        pl.col("resent").sum().alias("resent_texts"),
-    ).row(0, named=True)
-    chars, tokens = sums["billed_chars"] or 0, TokenEstimate(sums["input_tokens"] or 0, sums["output_tokens"] or 0, 0)
+    sums = tally.sums
+    chars, tokens = sums["billed_chars"], TokenEstimate(sums["input_tokens"], sums["output_tokens"], 0)
     price = cfg.price_per_million_chars
     cost = token_cost(tokens, cfg.price_per_million_input_tokens, cfg.price_per_million_output_tokens,
                       chars / 1e6 * price if price is not None else None)
-    systems[name] = {"texts": sums["texts"], "billed_chars": chars, "input_tokens": tokens.input,
+    systems[name] = {"texts": tally.texts, "billed_chars": chars, "input_tokens": tokens.input,
                      "output_tokens": tokens.output, "sent_chars": sums["sent_chars"],
                      "resent_texts": sums["resent_texts"], "cost": cost}
 

@@ -195,15 +195,17 @@ def plan_live(prepared: Prepared, cache: TranslationStore, *, refresh: bool = Fa
         for k, shard in enumerate(mine):
             items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
             keys.append(key_hashes(items))
-            lengths.append(items["source"].str.len_chars().to_numpy())
+            lengths.append(items["source"].str.len_chars().to_numpy().astype(np.int32))
         all_keys = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
-        all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
-        # the first row holding each distinct key owns it
+        # the first row holding each distinct key owns it (arrays of 8 bytes per item, one at a time)
         order = np.argsort(all_keys, kind="stable")
+        ordered = all_keys[order]
         first = np.ones(len(order), dtype=bool)
-        first[1:] = all_keys[order][1:] != all_keys[order][:-1]
+        first[1:] = ordered[1:] != ordered[:-1]
+        del ordered
         owned = np.zeros(len(all_keys), dtype=bool)
         owned[order[first]] = True
+        del order, first
         if refresh:  # only what this (resumed) run already got
             stored = cache.hashes(identity, run_id=run_id) if run_id else np.zeros(0, np.uint64)
         elif prepared.config.cache.enabled:
@@ -212,14 +214,14 @@ def plan_live(prepared: Prepared, cache: TranslationStore, *, refresh: bool = Fa
             stored = np.zeros(0, np.uint64)
         in_store = np.isin(all_keys, stored)
         send = owned & ~in_store
-        plan = LivePlan(identity, int(owned.sum()), int((owned & in_store).sum()), int(send.sum()),
-                        int(all_lengths[send].sum()), since)
+        plan = LivePlan(identity, int(owned.sum()), int((owned & in_store).sum()), int(send.sum()), 0, since)
         offset = 0
         for k, shard in enumerate(mine):
-            rows = np.flatnonzero(send[offset:offset + len(keys[k])])
+            rows = np.flatnonzero(send[offset:offset + len(keys[k])]).astype(np.int32)  # rows in a shard
             if len(rows):
                 plan.send[(shard.suite, shard.index)] = keys[k][rows]
                 plan.send_rows[(shard.suite, shard.index)] = rows
+                plan.chars += int(lengths[k][rows].sum(dtype=np.int64))
             plan.keys[(shard.suite, shard.index)] = keys[k]
             offset += len(keys[k])
         plans[system] = plan

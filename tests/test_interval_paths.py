@@ -1,0 +1,222 @@
+"""The fast interval paths against the plain ones: share intervals from integer replicate counts
+(``share_intervals``) against numpy's percentile of the float shares, ``MetricRows`` blocks against
+one percentile call over every row, and ``per_occupation``'s counting in polars against counting
+row by row in Python — on inputs not shaped for the fast paths (NaN rows, one replicate, huge
+counts, Unicode names, nulls, labels outside the three classes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from biaseval.metrics.bootstrap import intervals, resample_rows, rng_for, share_intervals
+from biaseval.metrics.occupations import _rank, pearson, per_occupation
+from biaseval.metrics.proportions import CLASS_INDEX, gender_shares
+from biaseval.metrics.tidy import MetricRows
+
+
+def float_shares(counts: np.ndarray, n: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n[:, None] > 0, counts / np.maximum(n, 1)[:, None], np.nan)
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.9, 0.5, 0.999, 0.0, 1.0, 0.123456789])
+def test_share_intervals_are_numpys_percentile_of_the_shares_bit_for_bit(confidence):
+    rng = np.random.default_rng(11)
+    for n_boot in (1, 2, 3, 7, 40, 199, 200, 1000, 1001):
+        n = np.array([0, 1, 2, 5, 17, 1000, 3_000_000_000, 0, 9])
+        p = rng.uniform(0, 1, size=n.size)
+        counts = rng.binomial(n[:, None], p[:, None], size=(n.size, n_boot))
+        expected = intervals(float_shares(counts, n), confidence)
+        got = share_intervals(counts, n, confidence)
+        for e, g in zip(expected, got):
+            assert np.array_equal(e, g, equal_nan=True), (n_boot, confidence, e, g)
+    assert np.isnan(share_intervals(np.zeros((2, 5), np.int64), np.array([0, 0]))[0]).all()
+
+
+def test_share_intervals_interpolate_halfway_as_numpy_does():
+    """Halfway between 1/3 and 3/3, numpy interpolates from the upper end (a + d/2 is not b - d/2 here)."""
+    counts, n = np.array([[1, 3, 3]]), np.array([3])
+    expected = intervals(float_shares(counts, n), 0.5)  # the 25th percentile of 3 values: halfway from the 1st
+    assert expected[0][0] == 1.0 - (1.0 - 1 / 3) * 0.5 != 1 / 3 + (1.0 - 1 / 3) * 0.5
+    assert np.array_equal(share_intervals(counts, n, 0.5), expected)
+
+
+def test_metric_rows_blocks_give_one_percentile_call_over_all_rows():
+    """Float rows with undefined replicates (nanpercentile) mixed with share rows, in any order."""
+    rng = np.random.default_rng(3)
+    n = np.array([4, 0, 30])
+    counts = rng.binomial(n[:, None], 0.3, size=(3, 50))
+    with_nan = rng.uniform(size=(2, 50))
+    with_nan[0, ::7] = np.nan
+    rows = MetricRows()
+    rows.add("s", "x", "a", "m1", 0.1, 5, with_nan[0])
+    rows.add_shares("s", "x", ["b", "c", "d"], "p", [0.2, np.nan, 0.3], n, counts)
+    rows.add("s", "x", "e", "m2", 0.4, 6, with_nan[1])
+    frame = rows.frame(0.9)
+    low, high = intervals(np.vstack([with_nan[:1], float_shares(counts, n), with_nan[1:]]), 0.9)
+    assert frame["subset"].to_list() == ["a", "b", "c", "d", "e"]
+    assert np.array_equal(frame["ci_low"].to_numpy(), low, equal_nan=True)
+    assert np.array_equal(frame["ci_high"].to_numpy(), high, equal_nan=True)
+    assert frame["n"].to_list() == [5, 4, 0, 30, 6]
+
+
+def plain_per_occupation(labelled: pl.DataFrame, n_boot: int, seed: int, confidence: float = 0.95) -> pl.DataFrame:
+    """The reference: counted row by row in Python, every replicate as a float share, one percentile call."""
+    groups: dict = {}
+    for row in labelled.sort("female_share", nulls_last=True).iter_rows(named=True):
+        if row["occupation"] is None or row["female_share"] is None:
+            continue
+        share, counts = groups.setdefault((row["system"], row["suite"], row["tgt_lang"]), {}).setdefault(
+            row["occupation"], (row["female_share"], np.zeros(3, np.int64)))
+        if row["label"] is not None:
+            counts[CLASS_INDEX[row["label"]]] += 1
+    out, replicates = [], []
+    for (system, suite, tgt), occupations in sorted(groups.items()):
+        names = sorted(occupations)
+        x = np.array([occupations[o][0] for o in names], float)
+        counts = np.array([occupations[o][1] for o in names])
+        n = counts.sum(axis=1)
+        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))
+        point = float_shares(counts, n)
+        for k, metric in ((0, "p_m"), (1, "p_f")):
+            boot = float_shares(reps[:, :, k], n)
+            for i, name in enumerate(names):
+                out.append((system, suite, f"{tgt}/occupation/{name}", metric, point[i, k], int(n[i])))
+                replicates.append(boot[i])
+        if len(names) >= 3:
+            y_boot = float_shares(reps[:, :, 1], n).T
+            out.append((system, suite, tgt, "r_female_share", float(pearson(x, point[None, :, 1])[0]), len(names)))
+            replicates.append(pearson(x, y_boot))
+            rx = _rank(x[None, :])[0]
+            out.append((system, suite, tgt, "rho_female_share", float(pearson(rx, _rank(point[None, :, 1]))[0]),
+                        len(names)))
+            replicates.append(pearson(rx, _rank(y_boot)))
+    low, high = intervals(np.stack(replicates), confidence)
+    return pl.DataFrame([(*r, lo, hi) for r, lo, hi in zip(out, low, high)], orient="row",
+                        schema=["system", "suite", "subset", "metric", "value", "n", "ci_low", "ci_high"])
+
+
+def test_per_occupation_equals_row_by_row_counting():
+    rng = np.random.default_rng(5)
+    size = 3000
+    occupations = ["Ärztin", "nurse", "ingeniero/a", "名前", "a, b", "", "x" * 300, None, "pilot", "chef"]
+    labels = ["male", "female", "neutral", "ambiguous", "unknown", None]
+    shares = {o: float(k * 11 % 101) for k, o in enumerate(occupations)}
+    occupation = rng.choice(len(occupations), size)
+    labelled = pl.DataFrame({
+        "system": rng.choice(["sys-a", "sys-β"], size).tolist(),
+        "suite": "otsc",
+        "tgt_lang": rng.choice(["es", "de", "hi"], size).tolist(),
+        "occupation": [occupations[k] for k in occupation],
+        # a share missing on some rows, and one occupation whose rows disagree on its share
+        "female_share": [None if k % 97 == 0 else (shares[occupations[o]] + (k % 2) * (occupations[o] == "chef"))
+                         for k, o in enumerate(occupation)],
+        "label": [labels[k] for k in rng.choice(len(labels), size, p=[0.3, 0.3, 0.2, 0.08, 0.07, 0.05])],
+    })
+    fast = per_occupation(labelled, n_boot=300, seed=4)
+    plain = plain_per_occupation(labelled, n_boot=300, seed=4)
+    assert fast.select(plain.columns).with_columns(pl.col(pl.Float64).fill_nan(None)).equals(
+        plain.with_columns(pl.col(pl.Float64).fill_nan(None)))
+    # counted frames (a ``count`` column, as scoring passes them) give the same rows
+    counted = labelled.group_by(labelled.columns).len("count")
+    assert per_occupation(counted, n_boot=300, seed=4).equals(fast)
+
+
+def test_per_occupation_names_a_label_outside_the_classes():
+    labelled = pl.DataFrame({"system": "s", "suite": "x", "tgt_lang": "es", "occupation": ["a", "b"],
+                             "female_share": [1.0, 2.0], "label": ["male", "mascuIine"]})
+    with pytest.raises(Exception, match="mascuIine"):
+        per_occupation(labelled, n_boot=10)
+
+
+def test_gender_shares_equal_the_float_percentile_per_row():
+    rng = np.random.default_rng(9)
+    size = 2000
+    labelled = pl.DataFrame({"system": rng.choice(["a", "b"], size).tolist(), "suite": "x",
+                             "subset": rng.choice(["s1", "s2", "ß/ü", "empty"], size).tolist(),
+                             "label": rng.choice(["male", "female", "neutral", "ambiguous", None], size).tolist()})
+    labelled = labelled.with_columns(pl.when(pl.col("subset") == "empty").then(None).otherwise(pl.col("label")).alias("label"))
+    got = gender_shares(labelled, n_boot=250, seed=2)
+    for system in ("a", "b"):  # all of a system's sets are drawn at once, in subset order
+        subsets = sorted(set(labelled.filter(pl.col("system") == system)["subset"]))
+        counts = np.zeros((len(subsets), 3), np.int64)
+        for row in labelled.filter(pl.col("system") == system).iter_rows(named=True):
+            if row["label"] is not None:
+                counts[subsets.index(row["subset"]), CLASS_INDEX[row["label"]]] += 1
+        reps = resample_rows(counts, 250, rng_for(2, system, "x", "sets"))
+        n = counts.sum(axis=1)
+        for k, metric in enumerate(("p_m", "p_f", "p_n")):
+            low, high = intervals(float_shares(reps[:, :, k], n))
+            for i, subset in enumerate(subsets):
+                row = got.filter((pl.col("system") == system) & (pl.col("subset") == subset) & (pl.col("metric") == metric))
+                value = counts[i, k] / n[i] if n[i] else np.nan
+                assert np.array_equal(row.select("value", "ci_low", "ci_high").row(0), [value, low[i], high[i]],
+                                      equal_nan=True)
+    assert got.filter(pl.col("subset") == "empty")["n"].to_list() == [0] * 6
+    assert got["metric"].to_list()[:3] == ["p_m", "p_f", "p_n"]
+
+
+def plain_rank(row: list[float]) -> list[float]:
+    """0-based ranks, ties sharing their mean rank; NaNs after the numbers, each on its own (in order)."""
+    order = sorted(range(len(row)), key=lambda i: (np.isnan(row[i]), 0.0 if np.isnan(row[i]) else row[i], i))
+    ranks = [0.0] * len(row)
+    k = 0
+    while k < len(order):
+        end = k
+        while (end + 1 < len(order) and not np.isnan(row[order[k]])
+               and row[order[end + 1]] == row[order[k]]):
+            end += 1
+        for j in range(k, end + 1):
+            ranks[order[j]] = (k + end) / 2
+        k = end + 1
+    return ranks
+
+
+def test_rank_equals_plain_ranking_with_ties_and_nan():
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        rows, n = int(rng.integers(1, 5)), int(rng.integers(1, 30))
+        values = rng.integers(0, int(rng.integers(1, 6)), size=(rows, n)) / 3
+        values[rng.random((rows, n)) < 0.15] = np.nan
+        values[rng.random((rows, n)) < 0.1] = -0.0  # equal to 0.0
+        expected = np.array([plain_rank(list(r)) for r in values])
+        assert np.array_equal(_rank(values), expected), values
+
+
+def test_winomt_metrics_on_replicate_tables_equal_plain_sums():
+    """The WinoMT metrics add their few confusion cells by hand: the same numbers as numpy's sums."""
+    from biaseval.metrics.winomt import all_metrics, set_metrics
+
+    rng = np.random.default_rng(12)
+    strata = rng.integers(0, 6, size=(4, 50, 3, 3, 4))
+    strata[0] = 0  # an empty table: undefined shares, F1 0
+    strata[1, :, 1] = 0  # no anti items
+
+    def plain_f1(conf, k):
+        tp = conf[..., k, k]
+        denom = 2 * tp + (conf[..., :, k].sum(axis=-1) - tp) + (conf[..., k, :].sum(axis=-1) - tp)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+
+    def plain_share(conf, part):
+        total = conf.sum(axis=(-1, -2))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, part / np.maximum(total, 1), np.nan)
+
+    conf = strata.sum(axis=-3)
+    acc = lambda c: plain_share(c, c[..., 0, 0] + c[..., 1, 1] + c[..., 2, 2])  # noqa: E731
+    expected = {"acc": acc(conf), "f1_male": plain_f1(conf, 0), "f1_female": plain_f1(conf, 1),
+                "delta_g": plain_f1(conf, 0) - plain_f1(conf, 1),
+                "delta_s": acc(strata[..., 0, :, :]) - acc(strata[..., 1, :, :]),
+                "neutral": plain_share(conf, conf[..., :, 2].sum(axis=-1)),
+                "unknown": plain_share(conf, conf[..., :, 3].sum(axis=-1))}
+    got = all_metrics(strata, "acc")
+    assert set(got) == set(expected)
+    for name in expected:
+        assert np.array_equal(got[name], expected[name], equal_nan=True), name
+    pro = strata[..., 0, :, :]
+    macro = set_metrics(pro)["macro_f1"]
+    assert np.array_equal(macro, (plain_f1(pro, 0) + plain_f1(pro, 1)) / 2)
+    assert np.array_equal(all_metrics(strata, "macro_f1")["delta_s"], macro - set_metrics(strata[..., 1, :, :])["macro_f1"])
