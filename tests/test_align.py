@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from biaseval.label import align as align_module
-from biaseval.label.align import METHODS, SYMMETRIZATIONS, align, project, symmetrize_links
+from biaseval.label.align import METHODS, SYMMETRIZATIONS, Links, align, project, symmetrize_links
 from biaseval.errors import ConfigError
 from biaseval.label.tokens import tokenize
 
@@ -166,9 +166,10 @@ def test_fast_align_decoding_matches_the_wheels_own_symmetrized_links():
         systran_align.generate_alignment_probabilities(corpus, fwd, rev, **align_module._FAST_ALIGN_OPTIONS)
         wheel = systran_align.Aligner(fwd, rev).align_batch([list(map(str, s)) for s in src],
                                                             [list(map(str, t)) for t in tgt])
-        forward = align_module._viterbi(align_module._read_table(fwd, n_tgt), src, tgt, n_tgt)
-        reverse = align_module._viterbi(align_module._read_table(rev, n_src), tgt, src, n_src)
-    ours = [symmetrize_links(f, [(i, j) for j, i in r]) for f, r in zip(forward, reverse)]
+        forward = Links.of(len(src), *align_module._viterbi(align_module._read_table(fwd, n_tgt), src, tgt, n_tgt))
+        pair, j, i = align_module._viterbi(align_module._read_table(rev, n_src), tgt, src, n_src)
+        reverse = Links.of(len(src), pair, i, j)
+    ours = [symmetrize_links(f, r) for f, r in zip(forward.lists(), reverse.lists())]
     same = sum(o == sorted(w["alignments"]) for o, w in zip(ours, wheel)) / len(pairs)
     assert same >= 0.98, f"our grow-diag-final-and equals the wheel's for {same:.1%} of pairs"
 

@@ -98,7 +98,7 @@ class EntityAlignment:
     def label_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
         """``frame`` (one target language; columns NEEDS) with ``label``, ``reason`` and ``evidence``
         added; null for rows without a translation."""
-        from biaseval.label.align import align, project
+        from biaseval.label.align import align_links
         from biaseval.label.analysers import SpanError, analyser_for
 
         missing = [c for c in NEEDS if c not in frame.columns]
@@ -113,17 +113,17 @@ class EntityAlignment:
         analyser = analyser_for(lang)
         keys = ["source", "translation", "entity_index", "occupation"]
         rows = frame.filter(pl.col("translation").is_not_null()).select(keys).unique(maintain_order=True)
-        pairs = rows.select("source", "translation").unique(maintain_order=True)
+        pairs = rows.select("source", "translation").unique(maintain_order=True).with_row_index("pair")
         english = {s: tokenize(s, "en") for s in pairs["source"].unique().to_list()}  # a source per system
         src_tokens = [english[s] for s in pairs["source"].to_list()]
         tgt_tokens = [tokenize(t, lang) for t in pairs["translation"].to_list()]
-        links = align(src_tokens, tgt_tokens, method=self.method)
-        pair_index = {pair: k for k, pair in enumerate(pairs.iter_rows())}
-        sentences, spans = [], []
-        for source, translation, index, entity in rows.iter_rows():
-            k = pair_index[(source, translation)]
-            sentences.append(tgt_tokens[k])
-            spans.append(project(links[k], entity_tokens(source, index, entity or "")))
+        links = align_links(src_tokens, tgt_tokens, method=self.method)
+        pair_of_row = (rows.join(pairs, on=["source", "translation"], how="left", nulls_equal=True,
+                                 maintain_order="left")["pair"].to_list())
+        sentences = [tgt_tokens[k] for k in pair_of_row]
+        entity_spans = [entity_tokens(source, index, entity or "") for source, index, entity
+                        in rows.select("source", "entity_index", "occupation").iter_rows()]
+        spans = links.project(pair_of_row, entity_spans)
         try:
             readings = analyser.analyse(sentences, spans)
         except SpanError as exc:  # the same error, saying which item the first bad row is
