@@ -116,46 +116,53 @@ def _rows(links: Links, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, 
 
 
 def _symmetrize_chunk(fwd, rev, n_pairs: int, n_src: int, n_tgt: int, how: str, offset: int):
-    """One chunk: link matrices padded by one cell on every side (neighbours of the border read
-    False), indices shifted by one inside them."""
-    shape = (n_pairs, n_src + 2, n_tgt + 2)
-    forward, reverse = np.zeros(shape, bool), np.zeros(shape, bool)
-    forward[fwd[0], fwd[1] + 1, fwd[2] + 1] = True
-    reverse[rev[0], rev[1] + 1, rev[2] + 1] = True
+    """One chunk. Links are kept as sorted keys ``(pair * rows + source) * cols + target``, and
+    grow-diag-final-and reads neighbours from boolean matrices padded by one cell on every side
+    (neighbours of the border read False; indices inside them are shifted by one)."""
+    rows, cols = n_src + 2, n_tgt + 2
+
+    def keys(links):
+        return np.unique((links[0] * rows + links[1] + 1) * cols + links[2] + 1)
+
+    forward, reverse = keys(fwd), keys(rev)
     if how == "intersect":
-        links = forward & reverse
+        chosen = np.intersect1d(forward, reverse, assume_unique=True)
     elif how == "union":
-        links = forward | reverse
+        chosen = np.union1d(forward, reverse)
     else:
-        links = _grow_diag_final_and(forward, reverse)
-    k, i, j = np.nonzero(links)  # sorted by (pair, source, target)
+        chosen = _grow_diag_final_and(forward, reverse, (n_pairs, rows, cols))
+    k, i, j = np.unravel_index(chosen, (n_pairs, rows, cols))
     return k + offset, i - 1, j - 1
 
 
-def _by_rank(mask: np.ndarray):
-    """The True cells of ``mask`` (pairs x source x target) as per-pair lists in (source, target)
-    order: (count per pair, source matrix, target matrix), row k of the matrices holding pair k's
-    cells left-aligned."""
-    k, i, j = np.nonzero(mask)
-    counts = np.bincount(k, minlength=mask.shape[0])
+def _by_rank(keys: np.ndarray, shape: tuple[int, int, int]):
+    """Sorted link keys as per-pair lists in (source, target) order: (count per pair, source
+    matrix, target matrix), row k of the matrices holding pair k's links left-aligned."""
+    k, i, j = np.unravel_index(keys, shape)
+    counts = np.bincount(k, minlength=shape[0])
     width = int(counts.max(initial=0))
     rank = np.arange(len(k)) - np.repeat(np.cumsum(counts) - counts, counts)
-    src, tgt = np.zeros((mask.shape[0], width), np.int64), np.zeros((mask.shape[0], width), np.int64)
+    src, tgt = np.zeros((shape[0], width), np.int64), np.zeros((shape[0], width), np.int64)
     src[k, rank], tgt[k, rank] = i, j
     return counts, src, tgt
 
 
-def _grow_diag_final_and(forward: np.ndarray, reverse: np.ndarray) -> np.ndarray:
-    """``align.symmetrize_links(..., "grow-diag-final-and")`` on every pair of the padded matrices."""
-    links = forward & reverse
-    linked_src, linked_tgt = links.any(axis=2), links.any(axis=1)
+def _grow_diag_final_and(forward: np.ndarray, reverse: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+    """``align.symmetrize_links(..., "grow-diag-final-and")`` on every pair (links as sorted keys)."""
+    both = np.intersect1d(forward, reverse, assume_unique=True)
+    links = np.zeros(shape, bool)
+    linked_src, linked_tgt = np.zeros(shape[:2], bool), np.zeros((shape[0], shape[2]), bool)
+    added: list[np.ndarray] = []
 
     def add(k, i, j):
         links[k, i, j] = True
         linked_src[k, i] = True
         linked_tgt[k, j] = True
+        added.append((k * shape[1] + i) * shape[2] + j)
 
-    counts, cand_src, cand_tgt = _by_rank((forward | reverse) & ~links)
+    add(*np.unravel_index(both, shape))
+    counts, cand_src, cand_tgt = _by_rank(np.setdiff1d(np.union1d(forward, reverse), both, assume_unique=True),
+                                          shape)
     active = np.flatnonzero(counts)
     while active.size:  # a pass over every active pair's candidates; a pair that grew goes again
         grew = np.zeros(len(counts), bool)
@@ -170,10 +177,10 @@ def _grow_diag_final_and(forward: np.ndarray, reverse: np.ndarray) -> np.ndarray
             grew[k[ok]] = True
         active = np.flatnonzero(grew)
     for direction in (forward, reverse):  # final-and, forward links first, each in order
-        counts, src, tgt = _by_rank(direction)
+        counts, src, tgt = _by_rank(direction, shape)
         for rank in range(int(counts.max(initial=0))):
             k = np.flatnonzero(counts > rank)
             i, j = src[k, rank], tgt[k, rank]
             ok = ~linked_src[k, i] & ~linked_tgt[k, j]
             add(k[ok], i[ok], j[ok])
-    return links
+    return np.unique(np.concatenate(added))
