@@ -19,8 +19,11 @@ language, not millions).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
 
 import polars as pl
 
@@ -140,6 +143,32 @@ class EntityAlignment:
             pl.Series("evidence", [r.evidence or None for r in readings], dtype=pl.String),
         )
         return frame.join(labelled, on=keys, how="left", nulls_equal=True, maintain_order="left")
+
+
+# A corpus of at least this many rows is labelled in worker processes (biaseval.label.workers): the
+# analysers' rules are Python, so threads would read one language at a time whatever the cores. A
+# smaller corpus stays in threads (a worker takes about a second to start and import).
+PROCESS_ROWS = 20_000
+
+
+def label_languages(jobs: Sequence[tuple[EntityAlignment, pl.DataFrame]],
+                    processes: bool | None = None) -> list[pl.DataFrame]:
+    """``detector.label_frame(frame)`` of every (detector, frame of one language) job, in the jobs'
+    order, as many at once as there are cores, biggest first (the aligner's training is most of a
+    cold run: the last to start should be short). ``processes``: in worker processes (None: when
+    the jobs hold at least PROCESS_ROWS rows)."""
+    from biaseval.label.workers import label_in_workers
+
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    if processes is None:
+        processes = workers > 1 and sum(frame.height for _, frame in jobs) >= PROCESS_ROWS
+    calls = [(detector.label_frame, frame) for detector, frame in jobs]
+    if processes:
+        return label_in_workers(calls, workers)
+    order = sorted(range(len(jobs)), key=lambda k: -jobs[k][1].height)
+    with ThreadPoolExecutor(workers) as pool:
+        done = dict(zip(order, pool.map(lambda k: calls[k][0](calls[k][1]), order)))
+    return [done[k] for k in range(len(jobs))]
 
 
 DETECTORS = (
