@@ -221,11 +221,18 @@ def _encode(sentences: Sequence[Sequence[str]]) -> list[list[int]]:
         found = seen[token] = vocab.setdefault(token.lower(), len(vocab))
         return found
 
-    return [[seen[token] if token in seen else number(token) for token in sentence] for sentence in sentences]
+    done: dict[int, list[int]] = {}  # id of a sentence object -> its numbers (a source repeats per system)
+
+    def encoded(sentence: Sequence[str]) -> list[int]:
+        found = done[id(sentence)] = [seen[token] if token in seen else number(token) for token in sentence]
+        return found
+
+    return [done[id(s)] if id(s) in done else encoded(s) for s in sentences]
 
 
 def _lines(sentences: Sequence[Sequence[int]]) -> list[str]:
-    return [" ".join(map(str, sentence)) for sentence in sentences]
+    done: dict[int, str] = {}  # id of a sentence object -> its line (shared lists are joined once)
+    return [done[id(s)] if id(s) in done else done.setdefault(id(s), " ".join(map(str, s))) for s in sentences]
 
 
 # --- fast_align (systran-align) ---------------------------------------------------------------
