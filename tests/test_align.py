@@ -344,3 +344,29 @@ def test_winomt_entities_eflomal(winomt_es):
     links = align(src, tgt, method="eflomal")
     for line, src_span, tgt_span in WINOMT_CASES:
         assert project(links[line - 1], src_span[-1:]) == tgt_span[-1:], line
+
+
+def test_dense_table_lookup_equals_the_binary_search(monkeypatch):
+    """The decoder's dense copy of a probability table gives what the binary search gives: the same
+    float64 values, FLOOR for keys the table lacks; tables that do not fit fall back to the search."""
+    import numpy as np
+
+    rnd = np.random.default_rng(5)
+    keys = np.unique(rnd.integers(0, 50_000, 4_000))
+    probs = rnd.random(len(keys)).astype(np.float32).astype(np.float64)  # as read from the files
+    probs[:3] = [0.0, 1.0, np.float32(1e-9)]
+    asked = np.concatenate([keys, rnd.integers(0, 50_000, 10_000), [0, 49_999]])
+    expected = align_module._lookup((keys, probs), asked)
+    dense = align_module._Table((keys, probs), 50_000)
+    assert dense.dense is not None
+    assert np.array_equal(dense.lookup(asked), expected)
+    assert (expected == align_module.FLOOR).sum() > 1000  # absent keys were asked for
+    for table, size in (((keys, probs), 40_000),  # keys past the size
+                        ((np.array([3, 3]), np.array([0.5, 0.25])), 10),  # a repeated key
+                        ((keys, np.where(keys == keys[7], np.nan, probs)), 50_000)):  # a NaN probability
+        fallback = align_module._Table(table, size)
+        assert fallback.dense is None
+        assert np.array_equal(fallback.lookup(asked), align_module._lookup(table, asked), equal_nan=True)
+    monkeypatch.setattr(align_module, "_DENSE_CELLS", 1000)  # too big to lay out
+    assert align_module._Table((keys, probs), 50_000).dense is None
+    assert np.array_equal(align_module._Table((keys, probs), 50_000).lookup(asked), expected)
