@@ -370,3 +370,18 @@ def test_dense_table_lookup_equals_the_binary_search(monkeypatch):
     monkeypatch.setattr(align_module, "_DENSE_CELLS", 1000)  # too big to lay out
     assert align_module._Table((keys, probs), 50_000).dense is None
     assert np.array_equal(align_module._Table((keys, probs), 50_000).lookup(asked), expected)
+
+
+def test_word_numbers_are_first_appearances_of_the_lowercased_word():
+    """_encode (memos per spelling and per shared sentence object) numbers words as the plain
+    rule does: 0, 1, ... in order of first appearance of each lowercased word."""
+    rnd = random.Random(11)
+    words = ["Été", "été", "ÉTÉ", "ΟΔΟΣ", "οδος", "Σ", "İstanbul", "istanbul", "ß", "SS", "ǅ", "ǆ", "a", "A", "|||", "b c"]
+    sentences = [[rnd.choice(words) for _ in range(rnd.randint(0, 9))] for _ in range(2000)]
+    shared = sentences[3]
+    sentences += [shared, [], shared]  # the same list object again (a source per system)
+
+    vocab: dict[str, int] = {}
+    expected = [[vocab.setdefault(token.lower(), len(vocab)) for token in s] for s in sentences]
+    assert align_module._encode(sentences) == expected
+    assert align_module._lines(align_module._encode(sentences)) == [" ".join(map(str, s)) for s in expected]

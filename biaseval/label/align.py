@@ -224,7 +224,11 @@ def _encode(sentences: Sequence[Sequence[str]]) -> list[list[int]]:
     done: dict[int, list[int]] = {}  # id of a sentence object -> its numbers (a source repeats per system)
 
     def encoded(sentence: Sequence[str]) -> list[int]:
-        found = done[id(sentence)] = [seen[token] if token in seen else number(token) for token in sentence]
+        try:  # most sentences hold only words seen before: looked up in one C loop
+            found = list(map(seen.__getitem__, sentence))
+        except KeyError:
+            found = [seen[token] if token in seen else number(token) for token in sentence]
+        done[id(sentence)] = found
         return found
 
     return [done[id(s)] if id(s) in done else encoded(s) for s in sentences]
