@@ -9,7 +9,7 @@ answers with the labelled frames on its standard output. A fresh interpreter rat
 that calls scoring at top level does not expect, and forking a process that runs polars' and
 Ray's threads is unsafe.
 
-Jobs are shared out before the start (largest first, each to the worker with the fewest rows so
+Jobs are shared out before the start (largest first, each to the worker with the least work so
 far), since their sizes are known. An exception raised by a job is raised again here; a worker
 that dies is a RuntimeError with the end of its error output. What a worker writes to its error
 output (warnings, logs) is passed on to this process's.
@@ -41,9 +41,10 @@ def share_out(sizes: Sequence[int], workers: int) -> list[list[int]]:
     return [share for share in shares if share]
 
 
-def label_in_workers(jobs: Sequence[Job], workers: int) -> list[pl.DataFrame]:
-    """``function(frame)`` of every job, computed in ``workers`` processes; results in job order."""
-    shares = share_out([frame.height for _, frame in jobs], workers)
+def label_in_workers(jobs: Sequence[Job], workers: int, sizes: Sequence[int] | None = None) -> list[pl.DataFrame]:
+    """``function(frame)`` of every job, computed in ``workers`` processes; results in job order.
+    ``sizes``: how much work each job is, to share them out by (default: its rows)."""
+    shares = share_out([frame.height for _, frame in jobs] if sizes is None else sizes, workers)
     with ThreadPoolExecutor(len(shares)) as pool:
         answers = list(pool.map(lambda share: _run_worker([jobs[k] for k in share]), shares))
     results: dict[int, pl.DataFrame] = {}
