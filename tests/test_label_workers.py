@@ -29,9 +29,13 @@ SENTENCES = {  # English source, entity index, occupation -> Spanish and French 
 
 
 def _frame(lang: str, copies: int) -> pl.DataFrame:
-    rows = [{"tgt_lang": lang, "source": source, "translation": translation[lang == "fr"] + " " * k,
-             "entity_index": index, "occupation": occupation}
+    """Rows as scoring hands them over: several systems with the same sources (so rows repeat what
+    labelling reads), a column labelling does not read, a row without a translation."""
+    rows = [{"system": f"system-{k % 3}", "tgt_lang": lang, "source": source,
+             "translation": translation[lang == "fr"] + " " * (k // 3), "entity_index": index,
+             "occupation": occupation, "item_id": f"{lang}/{k}/{index}"}
             for k in range(copies) for (source, index, occupation), translation in SENTENCES.items()]
+    rows[1]["translation"] = None
     return pl.DataFrame(rows)
 
 
@@ -50,8 +54,10 @@ def test_worker_processes_label_as_this_process_does(data_dir):
     here = label_languages(jobs, processes=False)
     there = label_languages(jobs, processes=True)
     assert [frame.height for frame in there] == [120, 160, 20]
-    for mine, theirs in zip(here, there):
+    for (_, frame), mine, theirs in zip(jobs, here, there):
         assert theirs.equals(mine)
+        assert theirs.columns == frame.columns + ["label", "reason", "evidence"]
+    assert there[0]["label"][1] is None and there[0]["label"].null_count() == 1
     labels = dict(zip(there[1]["occupation"], there[1]["label"]))  # the aligner and analyser did run
     assert labels["developer"] == "female" and labels["secretary"] == "male"
 

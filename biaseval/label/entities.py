@@ -167,8 +167,13 @@ def label_languages(jobs: Sequence[tuple[EntityAlignment, pl.DataFrame]],
     # not only with its rows: French takes about twice Russian's time for as many rows.
     sizes = [int(frame["translation"].str.len_chars().sum() or 0) if "translation" in frame.columns else frame.height
              for _, frame in jobs]
-    if processes:
-        return label_in_workers(calls, workers, sizes)
+    if processes:  # a worker gets only the distinct rows of what labelling reads, and they are joined back here
+        read = [[c for c in NEEDS if c in frame.columns] for _, frame in jobs]  # a lack is label_frame's to name
+        slim = [frame.select(columns).unique(maintain_order=True) for (_, frame), columns in zip(jobs, read)]
+        labelled = label_in_workers([(detector.label_frame, part) for (detector, _), part in zip(jobs, slim)],
+                                    workers, sizes)
+        return [frame.join(part, on=columns, how="left", nulls_equal=True, maintain_order="left")
+                for (_, frame), part, columns in zip(jobs, labelled, read)]
     order = sorted(range(len(jobs)), key=lambda k: -sizes[k])
     with ThreadPoolExecutor(workers) as pool:
         done = dict(zip(order, pool.map(lambda k: calls[k][0](calls[k][1]), order)))
