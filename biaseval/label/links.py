@@ -35,7 +35,7 @@ class Links:
     tgt: np.ndarray
 
     @classmethod
-    def of(cls, n_pairs: int, pair, src, tgt) -> "Links":
+    def of(cls, n_pairs: int, pair, src, tgt) -> Links:
         """From links in any order, repeats allowed."""
         pair, src, tgt = (np.asarray(a, dtype=np.int64).reshape(-1) for a in (pair, src, tgt))
         order = np.lexsort((tgt, src, pair))
@@ -45,7 +45,7 @@ class Links:
         return cls(n_pairs, pair[keep], src[keep], tgt[keep])
 
     @classmethod
-    def from_lists(cls, links: Sequence[Sequence[Link]]) -> "Links":
+    def from_lists(cls, links: Sequence[Sequence[Link]]) -> Links:
         """From one list of ``(source, target)`` links per pair (any order, repeats allowed)."""
         counts = [len(pair_links) for pair_links in links]
         flat = np.array([link for pair_links in links for link in pair_links], dtype=np.int64).reshape(-1, 2)

@@ -61,7 +61,7 @@ def _run_worker(jobs: list[Job]) -> list[tuple[bool, object]]:
     package_parent = str(Path(__file__).resolve().parents[2])  # the biaseval this process runs
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-m", "biaseval.label.workers"], input=pickle.dumps(jobs),
-                          capture_output=True, env=env)
+                          capture_output=True, env=env, check=False)
     if done.stderr:
         sys.stderr.write(done.stderr.decode("utf-8", "replace"))
     if done.returncode != 0:
@@ -80,7 +80,7 @@ def _serve() -> None:
     for function, frame in pickle.loads(sys.stdin.buffer.read()):
         try:
             out.append((True, function(frame)))
-        except Exception as exc:  # raised again in the caller
+        except Exception as exc:  # noqa: BLE001 -- any error of a job is raised again in the caller
             out.append((False, exc))
     answer.write(pickle.dumps(out))
     answer.close()
