@@ -254,11 +254,9 @@ def _fast_align(src: list[list[int]], tgt: list[list[int]]) -> tuple[Links, Link
     n_tgt = 1 + max(max(t) for t in tgt)
     forward_table = _parse_table(forward_data, forward_name, n_tgt)  # t(target word | source word)
     reverse_table = _parse_table(reverse_data, reverse_name, n_src)  # t(source word | target word)
-    pair, i, j = _viterbi(forward_table, src, tgt, n_tgt)
-    forward = Links(len(src), pair, i, j)  # already sorted: pairs in order, one source per target word
-    pair, j, i = _viterbi(reverse_table, tgt, src, n_src)
-    reverse = Links.of(len(src), pair, i, j)  # sorted: one target per source word, in source order
-    return forward, reverse
+    forward = Links.of(len(src), *_viterbi(forward_table, src, tgt, n_tgt))
+    pair, j, i = _viterbi(reverse_table, tgt, src, n_src)  # conditioned on the target: (pair, target, source)
+    return forward, Links.of(len(src), pair, i, j)
 
 
 def model_cache() -> Path:
