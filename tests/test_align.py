@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from biaseval.label import align as align_module
-from biaseval.label.align import METHODS, SYMMETRIZATIONS, align, project, symmetrize_links
+from biaseval.label.align import METHODS, SYMMETRIZATIONS, Links, align, project, symmetrize_links
 from biaseval.errors import ConfigError
 from biaseval.label.tokens import tokenize
 
@@ -166,9 +166,10 @@ def test_fast_align_decoding_matches_the_wheels_own_symmetrized_links():
         systran_align.generate_alignment_probabilities(corpus, fwd, rev, **align_module._FAST_ALIGN_OPTIONS)
         wheel = systran_align.Aligner(fwd, rev).align_batch([list(map(str, s)) for s in src],
                                                             [list(map(str, t)) for t in tgt])
-        forward = align_module._viterbi(align_module._read_table(fwd, n_tgt), src, tgt, n_tgt)
-        reverse = align_module._viterbi(align_module._read_table(rev, n_src), tgt, src, n_src)
-    ours = [symmetrize_links(f, [(i, j) for j, i in r]) for f, r in zip(forward, reverse)]
+        forward = Links.of(len(src), *align_module._viterbi(align_module._read_table(fwd, n_tgt), src, tgt, n_tgt))
+        pair, j, i = align_module._viterbi(align_module._read_table(rev, n_src), tgt, src, n_src)
+        reverse = Links.of(len(src), pair, i, j)
+    ours = [symmetrize_links(f, r) for f, r in zip(forward.lists(), reverse.lists())]
     same = sum(o == sorted(w["alignments"]) for o, w in zip(ours, wheel)) / len(pairs)
     assert same >= 0.98, f"our grow-diag-final-and equals the wheel's for {same:.1%} of pairs"
 
@@ -343,3 +344,44 @@ def test_winomt_entities_eflomal(winomt_es):
     links = align(src, tgt, method="eflomal")
     for line, src_span, tgt_span in WINOMT_CASES:
         assert project(links[line - 1], src_span[-1:]) == tgt_span[-1:], line
+
+
+def test_dense_table_lookup_equals_the_binary_search(monkeypatch):
+    """The decoder's dense copy of a probability table gives what the binary search gives: the same
+    float64 values, FLOOR for keys the table lacks; tables that do not fit fall back to the search."""
+    import numpy as np
+
+    rnd = np.random.default_rng(5)
+    keys = np.unique(rnd.integers(0, 50_000, 4_000))
+    probs = rnd.random(len(keys)).astype(np.float32).astype(np.float64)  # as read from the files
+    probs[:3] = [0.0, 1.0, np.float32(1e-9)]
+    asked = np.concatenate([keys, rnd.integers(0, 50_000, 10_000), [0, 49_999]])
+    expected = align_module._lookup((keys, probs), asked)
+    dense = align_module._Table((keys, probs), 50_000)
+    assert dense.dense is not None
+    assert np.array_equal(dense.lookup(asked), expected)
+    assert (expected == align_module.FLOOR).sum() > 1000  # absent keys were asked for
+    for table, size in (((keys, probs), 40_000),  # keys past the size
+                        ((np.array([3, 3]), np.array([0.5, 0.25])), 10),  # a repeated key
+                        ((keys, np.where(keys == keys[7], np.nan, probs)), 50_000)):  # a NaN probability
+        fallback = align_module._Table(table, size)
+        assert fallback.dense is None
+        assert np.array_equal(fallback.lookup(asked), align_module._lookup(table, asked), equal_nan=True)
+    monkeypatch.setattr(align_module, "_DENSE_CELLS", 1000)  # too big to lay out
+    assert align_module._Table((keys, probs), 50_000).dense is None
+    assert np.array_equal(align_module._Table((keys, probs), 50_000).lookup(asked), expected)
+
+
+def test_word_numbers_are_first_appearances_of_the_lowercased_word():
+    """_encode (memos per spelling and per shared sentence object) numbers words as the plain
+    rule does: 0, 1, ... in order of first appearance of each lowercased word."""
+    rnd = random.Random(11)
+    words = ["Été", "été", "ÉTÉ", "ΟΔΟΣ", "οδος", "Σ", "İstanbul", "istanbul", "ß", "SS", "ǅ", "ǆ", "a", "A", "|||", "b c"]
+    sentences = [[rnd.choice(words) for _ in range(rnd.randint(0, 9))] for _ in range(2000)]
+    shared = sentences[3]
+    sentences += [shared, [], shared]  # the same list object again (a source per system)
+
+    vocab: dict[str, int] = {}
+    expected = [[vocab.setdefault(token.lower(), len(vocab)) for token in s] for s in sentences]
+    assert align_module._encode(sentences) == expected
+    assert align_module._lines(align_module._encode(sentences)) == [" ".join(map(str, s)) for s in expected]

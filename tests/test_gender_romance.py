@@ -438,3 +438,37 @@ def test_bad_data_file_names_file_line_and_entry(tmp_path):
     path.write_text("version: 1\ndeterminers: {}\nspelling: []\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="unknown key"):
         load_word_data(path)
+
+
+def test_stream_splitting_with_and_without_escapes_is_the_plain_scan():
+    """lt_proc splits a unit on unescaped separators; the plain split it takes when nothing is
+    escaped must give what the character scan gives, escapes or not."""
+    import random
+    import re
+
+    from biaseval.label.analysers.lt_proc import _split_unescaped, _unescape
+
+    def scan(text: str, sep: str) -> list[str]:  # the reference: one character at a time
+        parts, current, k = [], "", 0
+        while k < len(text):
+            if text[k] == "\\" and k + 1 < len(text):
+                current += text[k:k + 2]
+                k += 2
+                continue
+            if text[k] == sep:
+                parts.append(current)
+                current = ""
+            else:
+                current += text[k]
+            k += 1
+        return parts + [current]
+
+    rnd = random.Random(4)
+    alphabet = ["a", "é", "/", "+", "<", ">", "\\", "ß", "ة", " ", ""]
+    for _ in range(3000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12)))
+        for sep in "/+":
+            assert _split_unescaped(text, sep) == scan(text, sep), text
+        unescaped = "".join(p[1] if len(p) == 2 else p for p in re.findall(r"\\.|.", text, flags=re.DOTALL))
+        assert _unescape(text) == unescaped, text
+    assert _split_unescaped("casa/casa<n><f><sg>", "/") == ["casa", "casa<n><f><sg>"]

@@ -196,8 +196,9 @@ def test_spans_outside_the_translation_stop_the_scoring_naming_the_item(monkeypa
             return [Reading("male", "noun")] * len(sentences)
 
     monkeypatch.setattr(biaseval.label.analysers, "analyser_for", lambda lang: Male())
-    monkeypatch.setattr(biaseval.label.align, "align",  # every link 30 tokens too far right
-                        lambda src, tgt, method: [[(i, i + 30) for i in range(len(s))] for s in src])
+    monkeypatch.setattr(biaseval.label.align, "align_links",  # every link 30 tokens too far right
+                        lambda src, tgt, method: biaseval.label.align.Links.from_lists(
+                            [[(i, i + 30) for i in range(len(s))] for s in src]))
     frame = pl.DataFrame({"tgt_lang": ["es", "es"], "source": ["The doctor slept.", "The nurse slept."],
                           "translation": ["El médico durmió.", "La enfermera durmió."],
                           "entity_index": [1, 1], "occupation": ["doctor", "nurse"]})

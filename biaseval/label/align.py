@@ -62,14 +62,13 @@ from typing import Sequence
 import numpy as np
 
 from biaseval.errors import ConfigError
+from biaseval.label.links import SYMMETRIZATIONS, Link, Links, symmetrize_all
 from biaseval.label.tokens import tokenize
 
-__all__ = ["METHODS", "SYMMETRIZATIONS", "Link", "align", "project", "symmetrize_links", "tokenize"]
-
-Link = tuple[int, int]  # (source token index, target token index)
+__all__ = ["METHODS", "SYMMETRIZATIONS", "Link", "Links", "align", "align_links", "project", "symmetrize_links",
+           "tokenize"]
 
 METHODS = ("fast_align", "eflomal")
-SYMMETRIZATIONS = ("intersect", "union", "grow-diag-final-and")
 
 _PACKAGES = {  # method: (module to import, package to pip install)
     "fast_align": ("systran_align", "systran-align"), "eflomal": ("eflomal", "eflomal")}
@@ -105,6 +104,13 @@ def align(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *, method:
     record one, but neither library lets it matter: fast_align is deterministic anyway, eflomal
     never is (see the module docstring).
     """
+    return align_links(src, tgt, method=method, symmetrize=symmetrize, seed=seed).lists()
+
+
+def align_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *, method: str = "fast_align",
+                symmetrize: str = "grow-diag-final-and", seed: int = 0) -> Links:
+    """``align``'s links as flat arrays (``Links``: no Python tuple per link, ``Links.project`` for
+    many rows at once), for a corpus of thousands of pairs."""
     if method not in METHODS:
         raise ValueError(f"unknown alignment method {method!r}; known: {', '.join(METHODS)}")
     if symmetrize not in SYMMETRIZATIONS:
@@ -115,29 +121,28 @@ def align(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *, method:
     library = _require(method)  # fail early, before any work, when it is not installed
 
     src_ids, tgt_ids = _encode(src), _encode(tgt)
-    kept = [k for k in range(len(src_ids)) if src_ids[k] and tgt_ids[k]]
-    links: list[list[Link]] = [[] for _ in src_ids]
-    if not kept:
-        return links
-    s = [src_ids[k] for k in kept]
-    t = [tgt_ids[k] for k in kept]
+    kept = np.array([k for k in range(len(src_ids)) if src_ids[k] and tgt_ids[k]], dtype=np.int64)
+    if not len(kept):
+        return Links(len(src_ids), *(np.zeros(0, np.int64) for _ in range(3)))
+    s = [src_ids[k] for k in kept.tolist()]
+    t = [tgt_ids[k] for k in kept.tolist()]
     if method == "fast_align":
         forward, reverse = _fast_align(s, t)
     else:
         forward, reverse = _eflomal(library, s, t)
-    for k, fwd, rev in zip(kept, forward, reverse):
-        links[k] = symmetrize_links(fwd, rev, symmetrize)
-    return links
+    lengths = [np.fromiter(map(len, side), np.int64, count=len(side)) for side in (s, t)]
+    links = symmetrize_all(forward, reverse, *lengths, how=symmetrize)
+    return Links(len(src_ids), kept[links.pair], links.src, links.tgt)
 
 
 def project(links: Sequence[Link], src_span: Sequence[int]) -> list[int]:
     """Sorted target indices linked to any source index in ``src_span`` (e.g. an entity's
-    determiner and noun); empty when none is linked."""
+    determiner and noun); empty when none is linked. (``Links.project`` does it for many rows.)"""
     span = set(src_span)
     return sorted({j for i, j in links if i in span})
 
 
-# --- symmetrization ---------------------------------------------------------------------------
+# --- symmetrization (the plain reference: align_links runs links.symmetrize_all) ---------------
 
 _NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
 
@@ -154,7 +159,8 @@ def symmetrize_links(forward: Sequence[Link], reverse: Sequence[Link],
     reverse links in order and add those whose source and target words both have no link yet.
     Koehn's description leaves the order of growing open; this one (candidates in order, rather
     than neighbours of each added link) is the one that reproduces the systran-align wheel's own
-    grow-diag-final-and.
+    grow-diag-final-and. ``align`` runs the same steps on all pairs at once
+    (``biaseval.label.links.symmetrize_all``); this is the plain version, one pair at a time.
     """
     fwd, rev = set(forward), set(reverse)
     if how == "intersect":
@@ -208,12 +214,29 @@ def _require(method: str):
 
 def _encode(sentences: Sequence[Sequence[str]]) -> list[list[int]]:
     """Sentences as word numbers (0, 1, ... in order of first appearance), case-insensitively."""
-    vocab: dict[str, int] = {}
-    return [[vocab.setdefault(token.lower(), len(vocab)) for token in sentence] for sentence in sentences]
+    vocab: dict[str, int] = {}  # lowercased word -> number
+    seen: dict[str, int] = {}  # word as written -> number (lowercasing each distinct spelling once)
+
+    def number(token: str) -> int:
+        found = seen[token] = vocab.setdefault(token.lower(), len(vocab))
+        return found
+
+    done: dict[int, list[int]] = {}  # id of a sentence object -> its numbers (a source repeats per system)
+
+    def encoded(sentence: Sequence[str]) -> list[int]:
+        try:  # most sentences hold only words seen before: looked up in one C loop
+            found = list(map(seen.__getitem__, sentence))
+        except KeyError:
+            found = [seen[token] if token in seen else number(token) for token in sentence]
+        done[id(sentence)] = found
+        return found
+
+    return [done[id(s)] if id(s) in done else encoded(s) for s in sentences]
 
 
 def _lines(sentences: Sequence[Sequence[int]]) -> list[str]:
-    return [" ".join(map(str, sentence)) for sentence in sentences]
+    done: dict[int, str] = {}  # id of a sentence object -> its line (shared lists are joined once)
+    return [done[id(s)] if id(s) in done else done.setdefault(id(s), " ".join(map(str, s))) for s in sentences]
 
 
 # --- fast_align (systran-align) ---------------------------------------------------------------
@@ -222,7 +245,7 @@ _TRAIN = ("import sys, systran_align; from ast import literal_eval; "
           "systran_align.generate_alignment_probabilities(*sys.argv[1:4], **literal_eval(sys.argv[4]))")
 
 
-def _fast_align(src: list[list[int]], tgt: list[list[int]]) -> tuple[list[list[Link]], list[list[Link]]]:
+def _fast_align(src: list[list[int]], tgt: list[list[int]]) -> tuple[Links, Links]:
     """Forward and reverse links of every (non-empty) pair, from models trained on them (or the
     models trained before on the very same corpus: ``_trained``)."""
     corpus = "".join(f"{s} ||| {t}\n" for s, t in zip(_lines(src), _lines(tgt)))
@@ -231,9 +254,9 @@ def _fast_align(src: list[list[int]], tgt: list[list[int]]) -> tuple[list[list[L
     n_tgt = 1 + max(max(t) for t in tgt)
     forward_table = _parse_table(forward_data, forward_name, n_tgt)  # t(target word | source word)
     reverse_table = _parse_table(reverse_data, reverse_name, n_src)  # t(source word | target word)
-    forward = _viterbi(forward_table, src, tgt, n_tgt)
-    reverse = [[(i, j) for j, i in links] for links in _viterbi(reverse_table, tgt, src, n_src)]
-    return forward, reverse
+    forward = Links.of(len(src), *_viterbi(forward_table, src, tgt, n_tgt))
+    pair, j, i = _viterbi(reverse_table, tgt, src, n_src)  # conditioned on the target: (pair, target, source)
+    return forward, Links.of(len(src), pair, i, j)
 
 
 def model_cache() -> Path:
@@ -335,14 +358,41 @@ def _lookup(table: tuple[np.ndarray, np.ndarray], keys: np.ndarray) -> np.ndarra
     return np.where(known[at] == keys, probs[at], FLOOR)
 
 
+# Up to this many cells (about 64 MB), a probability table is laid out densely for the decoder, one
+# float32 cell per possible key: one read per lookup instead of a binary search's twenty.
+_DENSE_CELLS = 1 << 24
+
+
+class _Table:
+    """``lookup(keys)``: what ``_lookup(table, keys)`` gives, from a dense copy of the table when
+    its keys fit (all of them in ``[0, size)``, no repeats, no NaN probability), else by ``_lookup``."""
+
+    def __init__(self, table: tuple[np.ndarray, np.ndarray], size: int):
+        keys, probs = table
+        self.table, self.dense = table, None
+        fits = size <= _DENSE_CELLS and (len(keys) == 0 or (keys[0] >= 0 and keys[-1] < size))
+        if fits and not (np.diff(keys) <= 0).any() and not np.isnan(probs).any():
+            self.dense = np.full(size, np.nan, np.float32)
+            self.dense[keys] = probs.astype(np.float32)  # read from float32: converting back is exact
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        if self.dense is None or len(keys) == 0 or keys.min() < 0 or keys.max() >= len(self.dense):
+            return _lookup(self.table, keys)
+        found = self.dense[keys].astype(np.float64)
+        found[np.isnan(found)] = FLOOR
+        return found
+
+
 def _viterbi(table: tuple[np.ndarray, np.ndarray], cond: list[list[int]], gen: list[list[int]],
-             n_generated: int) -> list[list[Link]]:
+             n_generated: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """fast_align's links for each pair: every generated word ``g_j`` (of ``m``) is linked to the
     conditioning word ``c_i`` (of ``n``) that maximises ``t(g_j | c_i) * (1 - P_NULL) * h(i, j)``,
     with ``h(i, j) = exp(-TENSION * |(i+1)/n - (j+1)/m|)`` normalised over ``i`` (the first ``i``
-    on a tie), and left unlinked when ``t(g_j | null) * P_NULL`` is larger. Links are ``(i, j)``.
-    Vectorised over all word pairs of a chunk of sentence pairs."""
-    out: list[list[Link]] = []
+    on a tie), and left unlinked when ``t(g_j | null) * P_NULL`` is larger. The links as arrays
+    (pair, i, j), in the order of the pairs and, within one, of j. Vectorised over all word pairs
+    of a chunk of sentence pairs."""
+    out = []
+    lookup = _Table(table, (2 + max(max(s) for s in cond)) * n_generated if cond else 0).lookup
     for start in range(0, len(cond), _CHUNK):
         c_sents, g_sents = cond[start:start + _CHUNK], gen[start:start + _CHUNK]
         n = np.array([len(s) for s in c_sents])
@@ -363,31 +413,29 @@ def _viterbi(table: tuple[np.ndarray, np.ndarray], cond: list[list[int]], gen: l
 
         h = np.exp(-TENSION * np.abs((i + 1) / n_cell - (j + 1) / m_cell))
         group_start = np.flatnonzero(i == 0)
-        score = _lookup(table, (c + 1) * n_generated + g) * (1 - P_NULL) * h
+        score = lookup((c + 1) * n_generated + g) * (1 - P_NULL) * h
         score /= np.add.reduceat(h, group_start)[word]
         best = np.maximum.reduceat(score, group_start)
         first_best = np.where(score == best[word], i, np.iinfo(np.int64).max)
         best_i = np.minimum.reduceat(first_best, group_start)
-        linked = best > _lookup(table, g_flat) * P_NULL  # null-word keys are the bare word numbers
+        linked = best > lookup(g_flat) * P_NULL  # null-word keys are the bare word numbers
 
-        links: list[list[Link]] = [[] for _ in c_sents]
         word_pair = np.repeat(np.arange(len(m)), m)
         word_j = np.arange(len(g_flat)) - g_start[word_pair]
-        for k, ci, gj in zip(word_pair[linked].tolist(), best_i[linked].tolist(), word_j[linked].tolist()):
-            links[k].append((ci, gj))
-        out.extend(links)
-    return out
+        out.append((word_pair[linked] + start, best_i[linked], word_j[linked]))
+    return tuple(np.concatenate([part[k] for part in out]) if out else np.zeros(0, np.int64) for k in range(3))
 
 
 # --- eflomal ----------------------------------------------------------------------------------
 
-def _eflomal(eflomal, src: list[list[int]], tgt: list[list[int]]) -> tuple[list[list[Link]], list[list[Link]]]:
+def _eflomal(eflomal, src: list[list[int]], tgt: list[list[int]]) -> tuple[Links, Links]:
     """Forward and reverse links of every (non-empty) pair from eflomal (both as (source, target))."""
     with tempfile.TemporaryDirectory(prefix="biaseval-align-") as tmp:
         forward_path, reverse_path = str(Path(tmp, "fwd")), str(Path(tmp, "rev"))
         eflomal.Aligner(**_EFLOMAL_OPTIONS).align(_lines(src), _lines(tgt), links_filename_fwd=forward_path,
                                                  links_filename_rev=reverse_path, quiet=True)
-        return _read_links(forward_path, len(src)), _read_links(reverse_path, len(src))
+        return (Links.from_lists(_read_links(forward_path, len(src))),
+                Links.from_lists(_read_links(reverse_path, len(src))))
 
 
 def _read_links(path: str, n_pairs: int) -> list[list[Link]]:

@@ -19,8 +19,11 @@ language, not millions).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
 
 import polars as pl
 
@@ -98,7 +101,7 @@ class EntityAlignment:
     def label_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
         """``frame`` (one target language; columns NEEDS) with ``label``, ``reason`` and ``evidence``
         added; null for rows without a translation."""
-        from biaseval.label.align import align, project
+        from biaseval.label.align import align_links
         from biaseval.label.analysers import SpanError, analyser_for
 
         missing = [c for c in NEEDS if c not in frame.columns]
@@ -113,17 +116,17 @@ class EntityAlignment:
         analyser = analyser_for(lang)
         keys = ["source", "translation", "entity_index", "occupation"]
         rows = frame.filter(pl.col("translation").is_not_null()).select(keys).unique(maintain_order=True)
-        pairs = rows.select("source", "translation").unique(maintain_order=True)
+        pairs = rows.select("source", "translation").unique(maintain_order=True).with_row_index("pair")
         english = {s: tokenize(s, "en") for s in pairs["source"].unique().to_list()}  # a source per system
         src_tokens = [english[s] for s in pairs["source"].to_list()]
         tgt_tokens = [tokenize(t, lang) for t in pairs["translation"].to_list()]
-        links = align(src_tokens, tgt_tokens, method=self.method)
-        pair_index = {pair: k for k, pair in enumerate(pairs.iter_rows())}
-        sentences, spans = [], []
-        for source, translation, index, entity in rows.iter_rows():
-            k = pair_index[(source, translation)]
-            sentences.append(tgt_tokens[k])
-            spans.append(project(links[k], entity_tokens(source, index, entity or "")))
+        links = align_links(src_tokens, tgt_tokens, method=self.method)
+        pair_of_row = (rows.join(pairs, on=["source", "translation"], how="left", nulls_equal=True,
+                                 maintain_order="left")["pair"].to_list())
+        sentences = [tgt_tokens[k] for k in pair_of_row]
+        entity_spans = [entity_tokens(source, index, entity or "") for source, index, entity
+                        in rows.select("source", "entity_index", "occupation").iter_rows()]
+        spans = links.project(pair_of_row, entity_spans)
         try:
             readings = analyser.analyse(sentences, spans)
         except SpanError as exc:  # the same error, saying which item the first bad row is
@@ -140,6 +143,41 @@ class EntityAlignment:
             pl.Series("evidence", [r.evidence or None for r in readings], dtype=pl.String),
         )
         return frame.join(labelled, on=keys, how="left", nulls_equal=True, maintain_order="left")
+
+
+# A corpus of at least this many rows is labelled in worker processes (biaseval.label.workers): the
+# analysers' rules are Python, so threads would read one language at a time whatever the cores. A
+# smaller corpus stays in threads (a worker takes about a second to start and import).
+PROCESS_ROWS = 20_000
+
+
+def label_languages(jobs: Sequence[tuple[EntityAlignment, pl.DataFrame]],
+                    processes: bool | None = None) -> list[pl.DataFrame]:
+    """``detector.label_frame(frame)`` of every (detector, frame of one language) job, in the jobs'
+    order, as many at once as there are cores, biggest first (the aligner's training is most of a
+    cold run: the last to start should be short), size being the characters of the translations. ``processes``: in worker processes (None: when
+    the jobs hold at least PROCESS_ROWS rows)."""
+    from biaseval.label.workers import label_in_workers
+
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    if processes is None:
+        processes = workers > 1 and sum(frame.height for _, frame in jobs) >= PROCESS_ROWS
+    calls = [(detector.label_frame, frame) for detector, frame in jobs]
+    # A language's work grows with its translations' length (the aligner's cells, the words read),
+    # not only with its rows: French takes about twice Russian's time for as many rows.
+    sizes = [int(frame["translation"].str.len_chars().sum() or 0) if "translation" in frame.columns else frame.height
+             for _, frame in jobs]
+    if processes:  # a worker gets only the distinct rows of what labelling reads, and they are joined back here
+        read = [[c for c in NEEDS if c in frame.columns] for _, frame in jobs]  # a lack is label_frame's to name
+        slim = [frame.select(columns).unique(maintain_order=True) for (_, frame), columns in zip(jobs, read)]
+        labelled = label_in_workers([(detector.label_frame, part) for (detector, _), part in zip(jobs, slim)],
+                                    workers, sizes)
+        return [frame.join(part, on=columns, how="left", nulls_equal=True, maintain_order="left")
+                for (_, frame), part, columns in zip(jobs, labelled, read)]
+    order = sorted(range(len(jobs)), key=lambda k: -sizes[k])
+    with ThreadPoolExecutor(workers) as pool:
+        done = dict(zip(order, pool.map(lambda k: calls[k][0](calls[k][1]), order)))
+    return [done[k] for k in range(len(jobs))]
 
 
 DETECTORS = (

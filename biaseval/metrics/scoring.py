@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from biaseval import __version__
 from biaseval.config import MetricsConfig, RunConfig
 from biaseval.errors import ConfigError, RunDirError
-from biaseval.label.entities import EntityAlignment
+from biaseval.label.entities import EntityAlignment, label_languages
 from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from biaseval.metrics.control import control, control_counts
 from biaseval.metrics.occupations import per_occupation
@@ -128,10 +128,7 @@ def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) 
                  if (part := rows.filter(pl.col("tgt_lang") == tgt)).height]
     if not languages:
         return rows.with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in ("label", "reason", "evidence")])
-    # Languages in parallel: most of a language's time is its aligner's training, in a child process.
-    with ThreadPoolExecutor(max_workers=max(1, min(len(languages), os.cpu_count() or 1))) as pool:
-        parts = list(pool.map(lambda job: config.detector_for(suite, job[0]).label_frame(job[1]), languages))
-    return pl.concat(parts)
+    return pl.concat(label_languages([(config.detector_for(suite, tgt), part) for tgt, part in languages]))
 
 
 def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataFrame:

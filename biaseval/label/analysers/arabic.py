@@ -232,12 +232,22 @@ class Arabic(GenderAnalyser):
         self.data = _data()
         data = self.data
         self._listed = data.indefinite | data.generic | data.female | data.male | data.epicene
+        self._stems: dict[str, tuple[str, bool]] = {}  # word -> stem (and rank), worked out once per word
+        self._ranks: dict[str, int] = {}
 
     def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
-        return [self._read([normalize(t) for t in tokens], tokens, span) for tokens, span in zip(sentences, spans)]
+        normalized: dict[str, str] = {}
+        return [self._read([normalized[t] if t in normalized else normalized.setdefault(t, normalize(t))
+                            for t in tokens], tokens, span) for tokens, span in zip(sentences, spans)]
 
     def stem(self, word: str) -> tuple[str, bool]:
         """(stem, whether it carried a preposition): see "Clitics" in the module docstring."""
+        found = self._stems.get(word)
+        if found is None:
+            found = self._stems[word] = self._find_stem(word)
+        return found
+
+    def _find_stem(self, word: str) -> tuple[str, bool]:
         forms = _without_prefixes(word)
         lex, listed = self.lexicon, self._listed
 
@@ -304,6 +314,12 @@ class Arabic(GenderAnalyser):
         return Reading("unknown", "not-in-lexicon", word)
 
     def _rank(self, word: str) -> int:
+        found = self._ranks.get(word)
+        if found is None:
+            found = self._ranks[word] = self._find_rank(word)
+        return found
+
+    def _find_rank(self, word: str) -> int:
         """How likely the token is to name a person (rule 2): _PERSON (a listed word, a noun that is
         not only a verbal noun, a broken plural, the feminine in ة of a masculine noun the lexicon
         lacks: مديرة), _DERIVED (a verbal noun in ة that is also the feminine of an agent noun:

@@ -83,6 +83,9 @@ class SpanError(ValueError):
         super().__init__(message)
         self.rows = list(rows)
 
+    def __reduce__(self):  # raised in a worker process, it is pickled back whole
+        return type(self), (str(self), self.rows)
+
 
 _SHOWN = 3  # rows described in a SpanError
 

@@ -74,7 +74,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import ClassVar, Iterable
 
 from biaseval.errors import ConfigError
@@ -147,6 +147,7 @@ def normalize(token: str) -> str:
     return _NIQQUD.sub("", token).replace("\u05f4", '"').replace("\u05f3", "'")
 
 
+@lru_cache(maxsize=1 << 16)  # a corpus asks for the same few thousand words again and again
 def _key(token: str) -> str:
     """The word looked up for a token: a word joined by a hyphen or maqaf is read by its first part,
     the head of a Hebrew compound ("עורך-הדין" -> עורך)."""
@@ -231,7 +232,7 @@ class Hebrew(GenderAnalyser):
         self._analyses: dict[str, list[_Analysis]] = {}
 
     def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
-        needed = {_key(t) for tokens in sentences for t in tokens}
+        needed = {_key(t) for t in {t for tokens in sentences for t in tokens}}
         needed -= self._analyses.keys()
         if needed:
             self._analyses.update(run_hspell(needed, self._program))

@@ -57,10 +57,12 @@ def _escape(word: str) -> str:
 
 
 def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
+    return re.sub(r"\\(.)", r"\1", text) if "\\" in text else text
 
 
 def _split_unescaped(text: str, sep: str) -> list[str]:
+    if "\\" not in text:  # nothing escaped (nearly every unit): a plain split is the same
+        return text.split(sep)
     parts, current, k = [], [], 0
     while k < len(text):
         c = text[k]

@@ -137,12 +137,16 @@ class RomanceAnalyser(GenderAnalyser):
 
     def read_aligned(self, sentences: list[list[str]], spans: list[list[int]]) -> list[Reading]:
         rows = []
+        normalised: dict[str, str] = {}  # each distinct token normalised once
+        lettered: dict[str, bool] = {}
         needed: dict[str, None] = {}
         for tokens, span in zip(sentences, spans):
-            words = [normalise(t) for t in tokens]
+            words = [normalised[t] if t in normalised else normalised.setdefault(t, normalise(t)) for t in tokens]
             rows.append((tokens, words, span))
             for w in words[max(span[0] - _LEFT, 0): span[-1] + _RIGHT]:
-                if any(c.isalpha() for c in w):
+                if w not in lettered:
+                    lettered[w] = any(c.isalpha() for c in w)
+                if lettered[w]:
                     needed[w] = None
         morph = self.morphology(list(needed))
         return [self.read(tokens, words, span, morph) for tokens, words, span in rows]
@@ -160,8 +164,8 @@ class RomanceAnalyser(GenderAnalyser):
         row = _Row(self.data, list(tokens), list(words), morph)
         members = set(span)
 
-        for seq in self.data.indefinite:  # 1
-            for start in range(len(words) - len(seq) + 1):
+        for seq in self.data.indefinite:  # 1 (only a sequence that overlaps the span can count)
+            for start in range(max(span[0] - len(seq) + 1, 0), min(span[-1], len(words) - len(seq)) + 1):
                 if tuple(words[start:start + len(seq)]) == seq and members & set(range(start, start + len(seq))):
                     return Reading("neutral", "indefinite", row.text(range(start, start + len(seq))))
 
