@@ -253,13 +253,17 @@ def _groups(paths: list, shards: Folder | None = None) -> list[list]:
 
 def compute_metrics(counts: dict[str, pl.DataFrame], config: RunConfig) -> pl.DataFrame:
     """Each suite's metrics from the label counts, by the scorer its suite names; one tidy frame."""
-    frames = []
+    jobs = []
     for name in config.suites:
         suite = SUITES.get(name)
         part = {view: frame.filter(pl.col("suite") == name) for view, frame in counts.items()}
         if suite.scorer not in SCORERS or "sets" not in part or part["sets"].height == 0:
             continue  # word-list suites are scored by the embedding study
-        frames.append(SCORERS.get(suite.scorer)(part, dict(suite.scorer_params), config.metrics))
+        jobs.append((SCORERS.get(suite.scorer), part, dict(suite.scorer_params)))
+    # Suites in threads: most of a scorer's time is numpy's seeded draws, which release the GIL, and each
+    # suite draws from its own generators, so the numbers do not depend on which thread ran first.
+    with ThreadPoolExecutor(min(len(jobs), os.cpu_count() or 1) or 1) as pool:
+        frames = list(pool.map(lambda job: job[0](job[1], job[2], config.metrics), jobs))
     return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
 
 
