@@ -262,8 +262,15 @@ def compute_metrics(counts: dict[str, pl.DataFrame], config: RunConfig) -> pl.Da
         jobs.append((SCORERS.get(suite.scorer), part, dict(suite.scorer_params)))
     # Suites in threads: most of a scorer's time is numpy's seeded draws, which release the GIL, and each
     # suite draws from its own generators, so the numbers do not depend on which thread ran first.
-    with ThreadPoolExecutor(min(len(jobs), os.cpu_count() or 1) or 1) as pool:
-        frames = list(pool.map(lambda job: job[0](job[1], job[2], config.metrics), jobs))
+    def run(job) -> pl.DataFrame:
+        return job[0](job[1], job[2], config.metrics)
+
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers < 2:  # one suite: no thread (its allocations would go to a fresh malloc arena)
+        frames = [run(job) for job in jobs]
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            frames = list(pool.map(run, jobs))
     return pl.concat(frames) if frames else pl.DataFrame(schema=METRIC_SCHEMA)
 
 
