@@ -62,7 +62,7 @@ from typing import Sequence
 import numpy as np
 
 from biaseval.errors import ConfigError
-from biaseval.label.links import SYMMETRIZATIONS, Link, Links, symmetrize_all
+from biaseval.label.links import NEIGHBOURS, SYMMETRIZATIONS, Link, Links, symmetrize_all
 from biaseval.label.tokens import tokenize
 
 __all__ = ["METHODS", "SYMMETRIZATIONS", "Link", "Links", "align", "align_links", "project", "symmetrize_links",
@@ -144,8 +144,6 @@ def project(links: Sequence[Link], src_span: Sequence[int]) -> list[int]:
 
 # --- symmetrization (the plain reference: align_links runs links.symmetrize_all) ---------------
 
-_NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
-
 
 def symmetrize_links(forward: Sequence[Link], reverse: Sequence[Link],
                      how: str = "grow-diag-final-and") -> list[Link]:
@@ -188,7 +186,7 @@ def symmetrize_links(forward: Sequence[Link], reverse: Sequence[Link],
         for i, j in candidates:
             if (i, j) in links or (i in linked_src and j in linked_tgt):
                 continue
-            for di, dj in _NEIGHBOURS:
+            for di, dj in NEIGHBOURS:
                 if (i + di, j + dj) in links:
                     add(i, j)
                     grown = True

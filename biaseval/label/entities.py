@@ -155,14 +155,13 @@ def label_languages(jobs: Sequence[tuple[EntityAlignment, pl.DataFrame]],
                     processes: bool | None = None) -> list[pl.DataFrame]:
     """``detector.label_frame(frame)`` of every (detector, frame of one language) job, in the jobs'
     order, as many at once as there are cores, biggest first (the aligner's training is most of a
-    cold run: the last to start should be short), size being the characters of the translations. ``processes``: in worker processes (None: when
-    the jobs hold at least PROCESS_ROWS rows)."""
+    cold run: the last to start should be short), size being the characters of the translations.
+    ``processes``: in worker processes (None: when the jobs hold at least PROCESS_ROWS rows)."""
     from biaseval.label.workers import label_in_workers
 
     workers = max(1, min(len(jobs), os.cpu_count() or 1))
     if processes is None:
         processes = workers > 1 and sum(frame.height for _, frame in jobs) >= PROCESS_ROWS
-    calls = [(detector.label_frame, frame) for detector, frame in jobs]
     # A language's work grows with its translations' length (the aligner's cells, the words read),
     # not only with its rows: French takes about twice Russian's time for as many rows.
     sizes = [int(frame["translation"].str.len_chars().sum() or 0) if "translation" in frame.columns else frame.height
@@ -176,7 +175,7 @@ def label_languages(jobs: Sequence[tuple[EntityAlignment, pl.DataFrame]],
                 for (_, frame), part, columns in zip(jobs, labelled, read)]
     order = sorted(range(len(jobs)), key=lambda k: -sizes[k])
     with ThreadPoolExecutor(workers) as pool:
-        done = dict(zip(order, pool.map(lambda k: calls[k][0](calls[k][1]), order)))
+        done = dict(zip(order, pool.map(lambda k: jobs[k][0].label_frame(jobs[k][1]), order)))
     return [done[k] for k in range(len(jobs))]
 
 

@@ -21,7 +21,7 @@ Link = tuple[int, int]  # (source token index, target token index)
 SYMMETRIZATIONS = ("intersect", "union", "grow-diag-final-and")
 
 _CELLS = 1 << 24  # booleans of one chunk's link matrices (pairs x source x target, padded)
-_NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
+NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ def _grow_diag_final_and(forward: np.ndarray, reverse: np.ndarray, shape: tuple[
             k = active[counts[active] > rank]
             i, j = cand_src[k, rank], cand_tgt[k, rank]
             touches = np.zeros(len(k), bool)
-            for di, dj in _NEIGHBOURS:
+            for di, dj in NEIGHBOURS:
                 touches |= links[k, i + di, j + dj]
             ok = touches & ~links[k, i, j] & ~(linked_src[k, i] & linked_tgt[k, j])
             add(k[ok], i[ok], j[ok])
