@@ -78,7 +78,8 @@ def billed_from_rows(rows: pl.DataFrame, config: RunConfig) -> dict:
 
 class Tally:
     """Sums of the units of distinct texts, given rows in parts: a text counts once, with the units of
-    its first row (in the order the parts come)."""
+    its first row (in the order the parts come). Texts are told apart by a 64-bit hash of their key:
+    two texts colliding would count once (odds about 3e-8 for a million texts)."""
 
     SUMS = ("billed_chars", "input_tokens", "output_tokens", "sent_chars", "resent_texts")
 
