@@ -7,6 +7,7 @@ with the run's provenance."""
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
@@ -148,54 +149,72 @@ def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataF
 
 def label_and_count(files: dict[str, list], config: RunConfig, labels_path, items_path=None,
                     shards: Folder | None = None) -> tuple[dict[str, pl.DataFrame], int]:
-    """Label every shard file (one in memory at a time), write labels.parquet (renamed into place when
-    complete: system, suite, item_id, label, error — the rest joins from items.parquet), and return
-    the counts the suites' scorers need (per view: "sets", "occupations") with the number of rows.
+    """Label every shard file (a few groups in memory at a time), write labels.parquet (renamed into
+    place when complete: system, suite, item_id, label, error — the rest joins from items.parquet), and
+    return the counts the suites' scorers need (per view: "sets", "occupations") with the number of rows.
     ``files`` are names in ``shards`` (the run's shard store), or local paths when it is None.
 
-    Shards are read in groups of about ``BATCH_ROWS`` rows (big enough for polars to use every core,
-    small enough to bound memory), and writing runs in a second thread, so one group is written while
-    the next is labelled."""
+    Shards are read in groups of about ``BATCH_ROWS`` rows. Polars runs one group's reading, labelling
+    and counting on about one core, so groups are labelled in threads (one per core, polars releases
+    the GIL) and written by one more thread, in the order of the files, while later groups are labelled:
+    at most ``cores + 2`` groups are in memory at a time."""
     label_schema = {c: LABEL_SCHEMA[c] for c in LABEL_COLUMNS}
     # polars' strings go to the writer as Arrow string views, without a copy; the file records no
     # Arrow schema, so every reader sees plain UTF-8 strings, as before.
     schema = pl.DataFrame(schema=label_schema).to_arrow(compat_level=pl.CompatLevel.newest()).schema
     tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
+    jobs = []
+    for suite, paths in files.items():
+        corpus = corpus_labelled(suite, config)
+        for group in ([paths] if corpus else _groups(paths, shards)):
+            jobs.append((suite, group, corpus))
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+
+    def label_group(job) -> tuple:
+        suite, group, corpus = job
+        keys = count_keys(suite)
+        columns = LABEL_INPUT + ["source"] if "rows" in keys or corpus else _columns_for(suite, keys)
+        rows_in = _read_shards(group, columns, shards)
+        if "suite" not in columns:
+            rows_in = rows_in.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"))
+        labelled = label_corpus(rows_in, suite, config, items_path) if corpus else label(rows_in, suite, config)
+        labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
+                                          for c in ("reason", "evidence") if c not in labelled.columns])
+        table = labelled.select(LABEL_COLUMNS).cast(label_schema).to_arrow(compat_level=pl.CompatLevel.newest())
+        views = {view: labelled.select(view_keys) if view == "rows" else  # lazily: the streaming engine counts faster
+                 labelled.lazy().group_by(view_keys).len().rename({"len": "count"}).collect()
+                 for view, view_keys in keys.items()}
+        return table, views, labelled.height
+
     counts: dict[str, list[pl.DataFrame]] = {}
     rows = 0
     try:
         # Dictionary pages for the columns with few values; item ids (one per row) are written plain,
         # as a dictionary of them would only be dropped again when it outgrows its page.
         with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=False, store_schema=False,
-                              use_dictionary=[c for c in LABEL_COLUMNS if c != "item_id"]) as writer,\
-                ThreadPoolExecutor(max_workers=1) as background:
-            pending = None
-            for suite, paths in files.items():
-                keys = count_keys(suite)
-                corpus = corpus_labelled(suite, config)
-                columns = LABEL_INPUT + ["source"] if "rows" in keys or corpus else _columns_for(suite, keys)
-                for group in ([paths] if corpus else _groups(paths, shards)):
-                    rows_in = _read_shards(group, columns, shards)
-                    if "suite" not in columns:
-                        rows_in = rows_in.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"))
-                    labelled = (label_corpus(rows_in, suite, config, items_path) if corpus
-                                else label(rows_in, suite, config))
-                    labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
-                                                      for c in ("reason", "evidence") if c not in labelled.columns])
-                    table = labelled.select(LABEL_COLUMNS).cast(label_schema).to_arrow(
-                        compat_level=pl.CompatLevel.newest())
-                    if pending is not None:
-                        pending.result()
-                    pending = background.submit(writer.write_table, table)
-                    for view, view_keys in keys.items():
-                        if view == "rows":
-                            counts.setdefault(view, []).append(labelled.select(view_keys))
-                        else:
-                            counts.setdefault(view, []).append(  # lazily: the streaming engine counts faster
-                                labelled.lazy().group_by(view_keys).len().rename({"len": "count"}).collect())
-                    rows += labelled.height
-            if pending is not None:
-                pending.result()
+                              use_dictionary=[c for c in LABEL_COLUMNS if c != "item_id"]) as writer, \
+                ThreadPoolExecutor(max_workers=workers) as labelling, ThreadPoolExecutor(max_workers=1) as writing_:
+            labelled_groups: deque = deque()
+            written = None
+
+            def take_next() -> None:
+                nonlocal written, rows
+                table, views, height = labelled_groups.popleft().result()
+                if written is not None:
+                    written.result()
+                written = writing_.submit(writer.write_table, table)
+                for view, frame in views.items():
+                    counts.setdefault(view, []).append(frame)
+                rows += height
+
+            for job in jobs:
+                labelled_groups.append(labelling.submit(label_group, job))
+                if len(labelled_groups) > workers:
+                    take_next()
+            while labelled_groups:
+                take_next()
+            if written is not None:
+                written.result()
         os.replace(tmp, labels_path)
     finally:
         tmp.unlink(missing_ok=True)
