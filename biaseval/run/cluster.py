@@ -45,6 +45,15 @@ def _job_env_vars() -> dict:
     return (job.get("runtime_env") or {}).get("env_vars") or {}
 
 
+def ray_running(address: str | None = None) -> bool:
+    """Whether a sweep's Ray is there without starting one: Ray is up in this process, or a cluster's
+    address is given (``address`` or RAY_ADDRESS). A private local Ray is started only when there is
+    work for it."""
+    import ray
+
+    return ray.is_initialized() or bool(address or os.environ.get("RAY_ADDRESS"))
+
+
 @contextmanager
 def ray_session(address: str | None = None) -> Iterator[None]:
     """Use a running Ray, connect to ``address``/``RAY_ADDRESS``, or start a private local one (and

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,8 +30,8 @@ from biaseval import __version__
 from biaseval.config import RunConfig
 from biaseval.errors import RunDirError
 from biaseval.run import cost
-from biaseval.run.cluster import ray_session
-from biaseval.run.execute import Outcome, Progress, Task, execute
+from biaseval.run.cluster import ray_running, ray_session
+from biaseval.run.execute import Outcome, Progress, Task, execute, start_actors
 from biaseval.run.filesystem import StoreOptions, writing
 from biaseval.run.plan import (
     Prepared,
@@ -190,6 +191,39 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
     if previous and run_id and previous["run_id"] != run_id:
         raise RunDirError(f"{out}: holds run {previous['run_id']}, not {run_id}; choose a new --out directory")
     run_id = previous["run_id"] if previous else run_id or new_run_id(prepared.config)
+    with ExitStack() as session:
+        started = None
+        if ray_running(address):  # the actors build their backends while this driver plans the run
+            session.enter_context(ray_session(address))
+            started = start_actors(prepared)
+            session.callback(_kill_all, started)  # those execute has not taken (planning failed, nothing to do)
+        tasks, run, shards, skipped, cache = _plan(prepared, out, config_path, run_id, previous, refresh, options, stream)
+        outcome = Outcome()
+        if tasks:
+            live_tasks = any(t.system in prepared.live for t in tasks)
+            if live_tasks and cache.store.remote is False and run.remote is not None:
+                print(f"sweep: note: the translation store is on this machine's disk ({cache.root}); workers on other "
+                      f"nodes cannot reach it (set cache.path to an object-store URI or a shared path)", file=stream)
+            marker = cache.mark(run_id) if live_tasks else None  # each live worker checks it sees this store
+            try:
+                with ray_session(address):
+                    outcome = execute(prepared, run, run_id, tasks, cache=cache, refresh=refresh, die_after=die_after,
+                                      progress=Progress(len(tasks), sum(t.units for t in tasks), stream=stream),
+                                      marker=marker, prestarted=started)
+            finally:
+                if marker:
+                    cache.unmark(marker)
+                run.remove_temporaries()  # left by workers killed mid-write (this driver holds the run's lock)
+    for system in {t.system for t in tasks if t.kind == "send"}:
+        cache.compact(prepared.live[system].identity)
+    record_cost(run, prepared.config)
+    return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)
+
+
+def _plan(prepared: Prepared, out: Path | str, config_path: Path, run_id: str, previous: dict | None, refresh: bool,
+          options: StoreOptions, stream) -> tuple[list[Task], RunDir, list[Shard], int, object]:
+    """What is left to do: the live systems' texts to send (``plan_live``), the run directory opened,
+    the tasks for every unfinished shard; (tasks, run, shards, shards skipped, translation store)."""
     cache = cache_for(prepared.config)
     plan_live(prepared, cache, refresh=refresh, run_id=run_id)
     check_budgets(prepared)
@@ -220,23 +254,12 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
     for system, live in prepared.live.items():
         print(f"sweep: {system}: {live.unique:,} distinct texts, {live.cached:,} in the store, "
               f"{live.sends:,} to send ({live.chars:,} characters)", file=stream)
-    outcome = Outcome()
-    if tasks:
-        live_tasks = any(t.system in prepared.live for t in tasks)
-        if live_tasks and cache.store.remote is False and run.remote is not None:
-            print(f"sweep: note: the translation store is on this machine's disk ({cache.root}); workers on other "
-                  f"nodes cannot reach it (set cache.path to an object-store URI or a shared path)", file=stream)
-        marker = cache.mark(run_id) if live_tasks else None  # each live worker checks it sees this store
-        try:
-            with ray_session(address):
-                outcome = execute(prepared, run, run_id, tasks, cache=cache, refresh=refresh, die_after=die_after,
-                                  progress=Progress(len(tasks), sum(t.units for t in tasks), stream=stream),
-                                  marker=marker)
-        finally:
-            if marker:
-                cache.unmark(marker)
-            run.remove_temporaries()  # left by workers killed mid-write (this driver holds the run's lock)
-    for system in {t.system for t in tasks if t.kind == "send"}:
-        cache.compact(prepared.live[system].identity)
-    record_cost(run, prepared.config)
-    return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)
+    return tasks, run, shards, skipped, cache
+
+
+def _kill_all(actors: dict[str, list]) -> None:
+    import ray
+
+    for handles in actors.values():
+        for handle in handles:
+            ray.kill(handle)

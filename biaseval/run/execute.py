@@ -75,11 +75,41 @@ class Outcome:
     failed: int = 0  # item rows written without a translation
 
 
+def _actor_options(cfg) -> dict:
+    options = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus, "max_restarts": 0, "max_concurrency": 1}
+    if cfg.resources:
+        options["resources"] = dict(cfg.resources)
+    return options
+
+
+def _build_actor(prepared: Prepared, system: str):
+    """A new ShardWorker actor for ``system``: it builds the system's backend (not joined to a run yet)."""
+    import ray
+
+    cfg = prepared.config.systems[system]
+    return ray.remote(ShardWorker).options(**_actor_options(cfg)).remote(
+        system, cfg.model_dump_json(), str(prepared.config_dir),
+        {s: SUITES.get(s) for s in prepared.coverage[system]})
+
+
+def start_actors(prepared: Prepared) -> dict[str, list]:
+    """Each system's actors (as many as ``execute`` would start), building their backends — imports, a
+    model — while the driver plans the run; handed to ``execute``, which joins them to the run and
+    kills those it has no tasks for. Systems that no live node can host now are left to ``execute``."""
+    import ray
+
+    config = prepared.config
+    cluster, nodes = ray.cluster_resources(), ray.nodes()
+    return {system: [_build_actor(prepared, system) for _ in range(actors_for(config.systems[system], cluster))]
+            for system in prepared.coverage if unplaceable(actor_bundle(config.systems[system]), nodes) is None}
+
+
 def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, cache: TranslationStore,
             refresh: bool = False, die_after: int | None = None, progress: Progress | None = None,
-            marker: str | None = None) -> Outcome:
+            marker: str | None = None, prestarted: dict[str, list] | None = None) -> Outcome:
     """Run ``tasks`` on Ray actors, a system's ``write`` tasks only after all its ``send`` tasks;
-    raise SweepFailed (keeping finished work) if any fails.
+    raise SweepFailed (keeping finished work) if any fails. ``prestarted``: actors from ``start_actors``
+    (all of them are used or killed here).
 
     Before anything is submitted, every system's actor must fit on some live node (``check_placement``),
     and an actor gets tasks only once it has started (built its backend and, for a live system, found
@@ -102,7 +132,6 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         later.setdefault(task.system, deque())
     refs = {name: ray.put(data) for name, data in prepared.suites.items()}
     cluster = ray.cluster_resources()  # for systems with actors: auto
-    worker_cls = ray.remote(ShardWorker)
     limiter_cls = ray.remote(RateLimiter)
     in_flight: dict[ray.ObjectRef, tuple[Task, object]] = {}
     running: dict[object, int] = {}
@@ -114,7 +143,6 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     lost: dict[str, int] = {}  # system -> actors lost before they started
     stopped: dict[str, str] = {}  # system -> why its work stopped
     halted: dict[str, str] = {}  # system -> why its provider said it cannot go on (SystemStopped)
-    suites = {name: SUITES.get(name) for name in prepared.suites}
     limiters: dict[str, object] = {}
     actors: dict[str, list] = {}
     outcome = Outcome()
@@ -127,17 +155,12 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         return {"root": cache.root, "options": dataclasses.asdict(cache.options), "marker": marker,
                 "identity": live.identity, "since": live.since}
 
-    def new_actor(system: str):
-        cfg = config.systems[system]
-        options = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus, "max_restarts": 0, "max_concurrency": 1}
-        if cfg.resources:
-            options["resources"] = dict(cfg.resources)
-        actor = worker_cls.options(**options).remote(
-            system, cfg.model_dump_json(), str(prepared.config_dir), run.location, run_id,
-            {s: suites[s] for s in prepared.coverage[system]}, store_for(system), limiters.get(system), die_after,
-            dataclasses.asdict(run.options))
+    def new_actor(system: str, actor=None):
+        """``actor`` (one already built) or a new one, joined to the run."""
+        actor = actor or _build_actor(prepared, system)
         running[actor] = 0
-        starting[actor.ready.remote()] = (system, actor)
+        starting[actor.join.remote(run.location, run_id, store_for(system), limiters.get(system), die_after,
+                                   dataclasses.asdict(run.options))] = (system, actor)
         return actor
 
     def submit(actor, task: Task) -> None:
@@ -232,7 +255,14 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             limiters[system] = limiter_cls.options(num_cpus=0).remote(
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s, cfg.limits.tokens_per_min)
         count = min(actors_for(cfg, cluster), len(ready[system]) + len(later[system]))
-        actors[system] = [new_actor(system) for _ in range(count)]
+        built = prestarted.pop(system, []) if prestarted else []
+        actors[system] = [new_actor(system, actor) for actor in built[:count]]
+        actors[system] += [new_actor(system) for _ in range(count - len(actors[system]))]
+        for actor in built[count:]:
+            ray.kill(actor)
+    for system in list(prestarted or {}):  # systems with nothing left to do
+        for actor in prestarted.pop(system):
+            ray.kill(actor)
 
     while in_flight or starting:
         done, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=1.0)

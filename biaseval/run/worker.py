@@ -30,45 +30,47 @@ class ShardWorker:
     ``run_shard`` (recorded systems) turns a shard of items into a Parquet file. For live systems,
     ``send_shard`` sends the texts a shard owns (retries, shared rate limit) and appends the results
     to the translation store; ``write_shard`` then writes the shard's rows from the store.
+    The actor is built first (the backend) and joins a run after (``join``), before any task.
     ``die_after`` (testing only) makes the process exit after that many tasks, as a crashed worker
     would, to show that a rerun resumes cleanly.
     """
 
-    def __init__(self, system: str, cfg_json: str, config_dir: str, run_root: str, run_id: str,
-                 suites: dict, store: dict | None = None, limiter=None, die_after: int | None = None,
-                 run_options: dict | None = None):
-        """``store`` (live systems): the translation store's ``root`` and ``options``, the system's
-        ``identity`` and ``since`` (as the driver computed them) and the ``marker`` the driver left in
-        the store, checked before anything else so that a store this node cannot see fails here."""
-        import ray
-
-        node = ray.get_runtime_context().get_node_id()
+    def __init__(self, system: str, cfg_json: str, config_dir: str, suites: dict):
+        """Builds (and loads) the backend: what takes time — the imports, a model — and needs nothing
+        of the run, so the driver can start its actors while it plans the run. ``join`` then gives
+        the actor the run it works for."""
         for suite in suites.values():  # template suites live in the driver's registry only
             SUITES.put(suite.name, suite)
         self.system = system
         self.cfg = SystemConfig.model_validate_json(cfg_json)
-        self.cache = self.identity = self.since = None
+        self.translator = build_translator(system, self.cfg, Path(config_dir))
+        if isinstance(self.translator, TextTranslator):
+            self.translator.load()
+        self.cache = self.identity = self.since = self.run = self.run_id = self.limiter = self.die_after = None
+        self.done = 0
+        self.halted: str | None = None  # the provider said this system cannot go on: no task sends again
+
+    def join(self, run_root: str, run_id: str, store: dict | None = None, limiter=None, die_after: int | None = None,
+             run_options: dict | None = None) -> str:
+        """Joins the run (before any task; answers with this actor's node once it can work: the driver
+        watches actors that never start). ``store`` (live systems): the translation store's ``root``
+        and ``options``, the system's ``identity`` and ``since`` (as the driver computed them) and the
+        ``marker`` the driver left in the store, checked before anything else so that a store this
+        node cannot see fails here."""
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
         if store is not None:
             self.cache = TranslationStore(store["root"], StoreOptions(**store["options"]))
             self.cache.check_reachable(store["marker"], f"node {node}")
             self.identity, self.since = store["identity"], store["since"]
-        self.translator = build_translator(system, self.cfg, Path(config_dir))
-        if isinstance(self.translator, TextTranslator):
-            self.translator.load()
         self.run = RunDir(run_root, StoreOptions(**(run_options or {})))
         self.run_id = run_id
         self.limiter = limiter
         self.die_after = die_after
-        self.done = 0
-        self.halted: str | None = None  # the provider said this system cannot go on: no task sends again
         # one line in this worker's log: which system it hosts, on which node (placement is checkable)
-        print(f"biaseval: ShardWorker {system} on node {node} pid {os.getpid()}", flush=True)
-
-    def ready(self) -> str:
-        """Answers once the backend is built and loaded (the driver watches actors that never start)."""
-        import ray
-
-        return ray.get_runtime_context().get_node_id()
+        print(f"biaseval: ShardWorker {self.system} on node {node} pid {os.getpid()}", flush=True)
+        return node
 
     def _finished(self) -> None:
         self.done += 1
