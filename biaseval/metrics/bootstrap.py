@@ -40,22 +40,22 @@ def resample_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -
 def resample_rows(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """Replicates of many small count tables at once: ``counts`` (G, K), each row resampled within
     itself; returns (G, n_boot, K). Draws class by class (a multinomial is a chain of binomials),
-    vectorised over rows and replicates."""
+    vectorised over rows and replicates. Each class's replicates are stored together, so
+    ``result[:, :, k]`` is one contiguous block."""
     counts = np.asarray(counts, dtype=np.int64)
     groups, classes = counts.shape
     totals = counts.sum(axis=1)
-    out = np.zeros((groups, n_boot, classes), dtype=np.int64)
-    left = np.repeat(totals[:, None], n_boot, axis=1)
+    out = np.empty((classes, groups, n_boot), dtype=np.int64)
+    left = np.broadcast_to(totals[:, None], (groups, n_boot))
     rest = totals.astype(float)
     for k in range(classes - 1):
         with np.errstate(invalid="ignore", divide="ignore"):
             p = np.where(rest > 0, counts[:, k] / np.where(rest > 0, rest, 1), 0.0)
-        draw = rng.binomial(left, np.clip(p, 0, 1)[:, None])
-        out[:, :, k] = draw
-        left = left - draw
+        out[k] = rng.binomial(left, np.clip(p, 0, 1)[:, None])
+        left = left - out[k]
         rest = rest - counts[:, k]
-    out[:, :, classes - 1] = left
-    return out
+    out[classes - 1] = left
+    return np.moveaxis(out, 0, -1)
 
 
 def resample_strata(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
