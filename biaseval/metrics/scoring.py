@@ -168,7 +168,7 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
         corpus = corpus_labelled(suite, config)
         for group in ([paths] if corpus else _groups(paths, shards)):
             jobs.append((suite, group, corpus))
-    workers = max(1, min(len(jobs), int(os.environ.get('W', os.cpu_count() or 1))))
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
 
     def label_group(job) -> tuple:
         suite, group, corpus = job
