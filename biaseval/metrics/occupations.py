@@ -10,9 +10,6 @@ at once); the correlation is recomputed on every replicate.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import polars as pl
 
@@ -71,46 +68,25 @@ def _occupation_counts(labelled: pl.DataFrame | pl.LazyFrame) -> dict[tuple[str,
 
 def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000, seed: int = 0,
                    confidence: float = CONFIDENCE) -> pl.DataFrame:
-    """``labelled`` needs system, suite, tgt_lang, occupation, female_share and label. Each system ×
-    suite × language is resampled by its own generator, so they are computed in threads (one per
-    core; numpy's draws and sorts release the GIL) and give the same numbers in any order."""
-    groups = list(_occupation_counts(labelled).items())
-    workers = min(len(groups), os.cpu_count() or 1)
-    if workers < 2:
-        blocks = [_occupation_block(key, group, n_boot, seed) for key, group in groups]
-    else:
-        with ThreadPoolExecutor(workers) as pool:
-            blocks = list(pool.map(lambda item: _occupation_block(*item, n_boot, seed), groups))
+    """``labelled`` needs system, suite, tgt_lang, occupation, female_share and label."""
     rows = MetricRows()
-    for shares_rows, correlations in blocks:
-        for args in shares_rows:
-            rows.add_shares(*args)
-        for args in correlations:
-            rows.add(*args)
+    for (system, suite, tgt), group in _occupation_counts(labelled).items():
+        names = group["occupation"].to_list()
+        x = group["female_share"].to_numpy().astype(float)
+        counts = group.select(CLASSES).to_numpy().astype(np.int64)  # (O, 3)
+        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))  # (O, n_boot, 3)
+        point = shares(counts)  # (O, 3)
+        subsets = [f"{tgt}/occupation/{name}" for name in names]
+        n = counts.sum(axis=1)
+        rows.add_shares(system, suite, subsets, "p_m", point[:, 0], n, reps[:, :, 0])
+        rows.add_shares(system, suite, subsets, "p_f", point[:, 1], n, reps[:, :, 1])
+        if len(names) >= 3:
+            with np.errstate(invalid="ignore", divide="ignore"):  # every replicate of an occupation has its n items
+                female = np.where(n[:, None] > 0, reps[:, :, 1] / np.maximum(n, 1)[:, None], np.nan)
+            y, y_boot = point[:, 1], female.T  # (O,), (n_boot, O)
+            rows.add(system, suite, tgt, "r_female_share", float(pearson(x, y[None, :])[0]), len(names),
+                     pearson(x, y_boot))
+            rx = _rank(x[None, :])[0]
+            rows.add(system, suite, tgt, "rho_female_share", float(pearson(rx, _rank(y[None, :]))[0]), len(names),
+                     pearson(rx, _rank(y_boot)))
     return rows.frame(confidence)
-
-
-def _occupation_block(key: tuple[str, str, str], group: pl.DataFrame, n_boot: int, seed: int) -> tuple[list, list]:
-    """One system × suite × language: the arguments of its p_m / p_f rows (``MetricRows.add_shares``)
-    and of its correlation rows (``MetricRows.add``)."""
-    system, suite, tgt = key
-    names = group["occupation"].to_list()
-    x = group["female_share"].to_numpy().astype(float)
-    counts = group.select(CLASSES).to_numpy().astype(np.int64)  # (O, 3)
-    reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))  # (O, n_boot, 3)
-    point = shares(counts)  # (O, 3)
-    subsets = [f"{tgt}/occupation/{name}" for name in names]
-    n = counts.sum(axis=1)
-    shares_rows = [(system, suite, subsets, "p_m", point[:, 0], n, reps[:, :, 0]),
-                   (system, suite, subsets, "p_f", point[:, 1], n, reps[:, :, 1])]
-    correlations = []
-    if len(names) >= 3:
-        with np.errstate(invalid="ignore", divide="ignore"):  # every replicate of an occupation has its n items
-            female = np.where(n[:, None] > 0, reps[:, :, 1] / np.maximum(n, 1)[:, None], np.nan)
-        y, y_boot = point[:, 1], female.T  # (O,), (n_boot, O)
-        correlations.append((system, suite, tgt, "r_female_share", float(pearson(x, y[None, :])[0]), len(names),
-                             pearson(x, y_boot)))
-        rx = _rank(x[None, :])[0]
-        correlations.append((system, suite, tgt, "rho_female_share", float(pearson(rx, _rank(y[None, :]))[0]),
-                             len(names), pearson(rx, _rank(y_boot))))
-    return shares_rows, correlations
