@@ -129,7 +129,7 @@ class ShardWorker:
                 "system_version": [self.cfg.version] * len(sources),
                 "run_id": [self.run_id] * len(sources),
                 "translated_at": pa.array([r.translated_at for r in results], pa.timestamp("us", tz="UTC")),
-                **{name: [getattr(r.details, name) if r.details else None for r in results] for name in DETAIL_COLUMNS},
+                **_details(results),
             }, schema=STORE_SCHEMA))
             if stopped is not None:
                 break
@@ -151,3 +151,10 @@ class ShardWorker:
         self._write(shard, table, errors)
         self._finished()
         return table.num_rows, errors
+
+
+def _details(results: list) -> dict[str, list]:
+    """The store's detail columns of ``results`` (all None where no result has details: most backends)."""
+    if not any(r.details for r in results):
+        return {name: [None] * len(results) for name in DETAIL_COLUMNS}
+    return {name: [getattr(r.details, name) if r.details else None for r in results] for name in DETAIL_COLUMNS}

@@ -42,12 +42,13 @@ def pack(texts: Sequence[str], limits: BatchLimits) -> list[Batch]:
     batches: list[Batch] = []
     current: list[int] = []
     units = 0
-    for i, text in enumerate(texts):
-        size = limits.size(text)
-        if size > limits.max_units:
+    max_items, max_units = limits.max_items, limits.max_units
+    sizes = map(len, texts) if limits.unit == "chars" else map(limits.size, texts)
+    for i, size in enumerate(sizes):
+        if size > max_units:
             batches.append(Batch([i], size, too_long=True))
             continue
-        if current and (len(current) >= limits.max_items or units + size > limits.max_units):
+        if current and (len(current) >= max_items or units + size > max_units):
             batches.append(Batch(current, units))
             current, units = [], 0
         current.append(i)

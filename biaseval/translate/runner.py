@@ -111,7 +111,7 @@ class RequestRunner:
         from), so that a text's ``attempts`` counts every request it was part of; ``spent``: per text,
         what answered requests that were split again billed for it (``SplitBatch.spent``), added to
         its final result so that the row counts every billed reply."""
-        chars = sum(len(t) for t in texts)
+        chars = sum(map(len, texts))
         attempt = 0
         while True:
             attempt += 1
@@ -178,6 +178,8 @@ def _results(out: BatchOutput, attempts: int) -> list[TextResult]:
     details = out.details or [None] * len(out.translations)
     if len(details) != len(out.translations):
         raise RuntimeError(f"backend returned {len(details)} details for {len(out.translations)} translations")
+    if out.details is None and None not in out.translations:  # the common answer: a translation for each text
+        return [TextResult(text, None, attempts, out.model, now) for text in out.translations]
     results = []
     for text, detail in zip(out.translations, details):
         if text is not None:
