@@ -113,7 +113,7 @@ def _render(fig, dpi: int = 100) -> tuple[bytes, bool]:
     # renderer unclutter laid the labels out with; savefig, given "tight", would first run a layout
     # pass over every artist of its own to measure the same box
     bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1) if moved else None
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches=bbox)
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches=bbox, pil_kwargs={"compress_level": 1})
     return buffer.getvalue(), moved
 
 
