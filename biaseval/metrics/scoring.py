@@ -13,7 +13,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from biaseval import __version__
@@ -162,6 +164,10 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
     # polars' strings go to the writer as Arrow string views, without a copy; the file records no
     # Arrow schema, so every reader sees plain UTF-8 strings, as before.
     schema = pl.DataFrame(schema=label_schema).to_arrow(compat_level=pl.CompatLevel.newest()).schema
+    # A group's suite is the same on every row: written as a one-value dictionary (read back as plain
+    # strings, like the rest) and added to the counts after counting, not compared row by row.
+    at = LABEL_COLUMNS.index("suite")
+    schema = schema.set(at, pa.field("suite", pa.dictionary(pa.int32(), pa.string())))
     tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
     jobs = []
     for suite, paths in files.items():
@@ -175,15 +181,21 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
         keys = count_keys(suite)
         columns = LABEL_INPUT + ["source"] if "rows" in keys or corpus else _columns_for(suite, keys)
         rows_in = _read_shards(group, columns, shards)
-        if "suite" not in columns:
-            rows_in = rows_in.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"))
         labelled = label_corpus(rows_in, suite, config, items_path) if corpus else label(rows_in, suite, config)
         labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
                                           for c in ("reason", "evidence") if c not in labelled.columns])
-        table = labelled.select(LABEL_COLUMNS).cast(label_schema).to_arrow(compat_level=pl.CompatLevel.newest())
-        views = {view: labelled.select(view_keys) if view == "rows" else  # lazily: the streaming engine counts faster
-                 labelled.lazy().group_by(view_keys).len().rename({"len": "count"}).collect()
-                 for view, view_keys in keys.items()}
+        table = (labelled.select([c for c in LABEL_COLUMNS if c != "suite"])
+                 .cast({c: t for c, t in label_schema.items() if c != "suite"}).to_arrow(compat_level=pl.CompatLevel.newest()))
+        table = table.add_column(at, schema.field(at), _repeated(suite, labelled.height))
+        views = {}
+        for view, view_keys in keys.items():
+            if view == "rows":
+                views[view] = labelled.with_columns(pl.lit(suite, dtype=pl.String).alias("suite")).select(view_keys)
+            else:  # lazily: the streaming engine counts faster
+                counted = (labelled.lazy().group_by([k for k in view_keys if k != "suite"]).len()
+                           .rename({"len": "count"}).collect())
+                views[view] = counted.with_columns(pl.lit(suite, dtype=pl.String).alias("suite")).select(
+                    [*view_keys, "count"])
         return table, views, labelled.height
 
     counts: dict[str, list[pl.DataFrame]] = {}
@@ -224,6 +236,11 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
         merged[view] = frame if view == "rows" else (
             frame.group_by([c for c in frame.columns if c != "count"]).agg(pl.col("count").sum()))
     return merged, rows
+
+
+def _repeated(value: str, n: int) -> pa.DictionaryArray:
+    """``value`` on ``n`` rows, as a dictionary of one value."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
 
 
 BATCH_ROWS = 65_536  # labelling holds ~1.4 KB a row: ~90 MB a group, under any run of 100 k items or more
