@@ -22,6 +22,7 @@ from biaseval.registry import Registry
 # neutral: no gender cued; ambiguous: both cued; unknown: what the rules look for is not there
 # (e.g. the friend of the OTSC template left out of a translation) — a label, not a guess.
 LABELS = ("male", "female", "neutral", "ambiguous", "unknown")
+LABEL_ENUM = pl.Enum(LABELS)
 Label = Literal["male", "female", "neutral", "ambiguous", "unknown"]
 _WORD = re.compile(r"^[^\W\d_]+$")  # letters only: one regex word, one Python token
 
@@ -58,8 +59,8 @@ class RuleSet(BaseModel):
     def signature(self) -> str:
         return f"{self.name}@{self.version}"
 
-    def expr(self, column: str = "translation") -> pl.Expr:
-        return label_expr(self, column)
+    def expr(self, column: str = "translation", dtype: pl.DataType = pl.String) -> pl.Expr:
+        return label_expr(self, column, dtype)
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,9 @@ def _group_pattern(group: tuple[str, ...]) -> str:
     return r"(?i)(?:^|\W)(?:" + "|".join(re.escape(w) for w in sorted(group)) + r")(?:\W|$)"
 
 
-def label_expr(rule_set: RuleSet, column: str = "translation") -> pl.Expr:
-    """Polars expression labelling ``column`` with ``rule_set``; one regex pass per distinct word group."""
+def label_expr(rule_set: RuleSet, column: str = "translation", dtype: pl.DataType = pl.String) -> pl.Expr:
+    """Polars expression labelling ``column`` with ``rule_set``; one regex pass per distinct word group.
+    ``dtype``: String, or ``LABEL_ENUM`` (the labels as small integer codes: cheaper to count and write)."""
     text = pl.col(column)
     hits: dict[tuple[str, ...], pl.Expr] = {}
     for rule in rule_set.rules:
@@ -113,8 +115,10 @@ def label_expr(rule_set: RuleSet, column: str = "translation") -> pl.Expr:
     chain = None
     for rule in rule_set.rules:
         cond = pl.all_horizontal([hits[tuple(sorted(g))] for g in rule.words])
-        chain = pl.when(cond).then(pl.lit(rule.label)) if chain is None else chain.when(cond).then(pl.lit(rule.label))
-    return pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(chain.otherwise(pl.lit(rule_set.default)))
+        value = pl.lit(rule.label, dtype=dtype)
+        chain = pl.when(cond).then(value) if chain is None else chain.when(cond).then(value)
+    return pl.when(text.is_null()).then(pl.lit(None, dtype=dtype)).otherwise(
+        chain.otherwise(pl.lit(rule_set.default, dtype=dtype)))
 
 
 def label_text(rule_set: RuleSet, text: str | None) -> str | None:

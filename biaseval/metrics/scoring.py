@@ -22,6 +22,7 @@ from biaseval import __version__
 from biaseval.config import MetricsConfig, RunConfig
 from biaseval.errors import ConfigError, RunDirError
 from biaseval.label.entities import EntityAlignment, label_languages
+from biaseval.label.rules import LABEL_ENUM, RuleSet
 from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from biaseval.metrics.control import control, control_counts
 from biaseval.metrics.occupations import per_occupation
@@ -136,14 +137,17 @@ def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) 
 
 def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataFrame:
     """The shard rows of one suite with a ``label`` column: the suite's detector for each row's
-    target language."""
+    target language. Where every detector of the suite is a rule set, the labels come as
+    ``LABEL_ENUM`` (codes of LABELS), else as strings."""
     targets = SUITES.get(suite).targets
+    detectors = {tgt: config.detector_for(suite, tgt) for tgt in targets}
+    kwargs = {"dtype": LABEL_ENUM} if all(isinstance(d, RuleSet) for d in detectors.values()) else {}
     if len(targets) == 1:
-        labelled = translations.with_columns(config.detector_for(suite, targets[0]).expr("translation").alias("label"))
+        labelled = translations.with_columns(detectors[targets[0]].expr("translation", **kwargs).alias("label"))
     else:
         labelled = pl.concat([
             translations.filter(pl.col("tgt_lang") == tgt)
-            .with_columns(config.detector_for(suite, tgt).expr("translation").alias("label"))
+            .with_columns(detectors[tgt].expr("translation", **kwargs).alias("label"))
             for tgt in targets
         ])
     return labelled
@@ -168,6 +172,10 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
     # strings, like the rest) and added to the counts after counting, not compared row by row.
     at = LABEL_COLUMNS.index("suite")
     schema = schema.set(at, pa.field("suite", pa.dictionary(pa.int32(), pa.string())))
+    # Labels are few values: written from their codes (rule sets label as LABEL_ENUM) as a dictionary.
+    label_at = LABEL_COLUMNS.index("label")
+    schema = schema.set(label_at, pa.field("label", pa.dictionary(pa.int32(), pa.string())))
+    copied = [c for c in LABEL_COLUMNS if c not in ("suite", "label")]
     tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
     jobs = []
     for suite, paths in files.items():
@@ -184,18 +192,20 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
         labelled = label_corpus(rows_in, suite, config, items_path) if corpus else label(rows_in, suite, config)
         labelled = labelled.with_columns([pl.lit(None, dtype=pl.String).alias(c)
                                           for c in ("reason", "evidence") if c not in labelled.columns])
-        table = (labelled.select([c for c in LABEL_COLUMNS if c != "suite"])
-                 .cast({c: t for c, t in label_schema.items() if c != "suite"}).to_arrow(compat_level=pl.CompatLevel.newest()))
+        table = labelled.select(copied).cast({c: label_schema[c] for c in copied}).to_arrow(
+            compat_level=pl.CompatLevel.newest())
         table = table.add_column(at, schema.field(at), _repeated(suite, labelled.height))
+        table = table.add_column(label_at, schema.field(label_at), _dictionary(labelled["label"]))
         views = {}
         for view, view_keys in keys.items():
             if view == "rows":
-                views[view] = labelled.with_columns(pl.lit(suite, dtype=pl.String).alias("suite")).select(view_keys)
+                views[view] = labelled.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"),
+                                                    pl.col("label").cast(pl.String)).select(view_keys)
             else:  # lazily: the streaming engine counts faster
                 counted = (labelled.lazy().group_by([k for k in view_keys if k != "suite"]).len()
                            .rename({"len": "count"}).collect())
-                views[view] = counted.with_columns(pl.lit(suite, dtype=pl.String).alias("suite")).select(
-                    [*view_keys, "count"])
+                views[view] = counted.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"),
+                                                   pl.col("label").cast(pl.String)).select([*view_keys, "count"])
         return table, views, labelled.height
 
     counts: dict[str, list[pl.DataFrame]] = {}
@@ -236,6 +246,14 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
         merged[view] = frame if view == "rows" else (
             frame.group_by([c for c in frame.columns if c != "count"]).agg(pl.col("count").sum()))
     return merged, rows
+
+
+def _dictionary(labels: pl.Series) -> pa.DictionaryArray:
+    """A label column as an Arrow dictionary of plain strings: from its codes where it is an Enum."""
+    if isinstance(labels.dtype, pl.Enum):
+        codes = labels.to_physical().cast(pl.Int32).to_arrow()
+        return pa.DictionaryArray.from_arrays(codes, pa.array(labels.dtype.categories.to_list(), pa.string()))
+    return labels.cast(pl.String).to_arrow().dictionary_encode().cast(pa.dictionary(pa.int32(), pa.string()))
 
 
 def _repeated(value: str, n: int) -> pa.DictionaryArray:
