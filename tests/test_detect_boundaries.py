@@ -18,7 +18,9 @@ from biaseval.label.rules import (
     RuleSet,
     _group_pattern,
     builtin,
+    LABEL_ENUM,
     label_expr,
+    label_series,
     label_text,
 )
 
@@ -78,3 +80,15 @@ def test_labels_match_the_python_reference(rule_set):
     wrong = [(v, f, s) for v, f, s in zip(values, fast.to_list(), slow) if f != s]
     assert wrong == [], f"{rule_set.name}: {len(wrong)} texts differ, e.g. {wrong[:3]}"
     assert len(set(slow)) > 2  # the texts reach more than one rule
+
+
+@pytest.mark.parametrize("rule_set", RULE_SETS, ids=lambda rs: rs.name)
+def test_label_series_and_codes_give_the_expression_labels(rule_set):
+    """Scoring labels a Series directly, as codes: the same labels as the expression, nulls included."""
+    values = texts(tuple(AGREED + ENGINE_ONLY))
+    series = pl.Series("t", values, dtype=pl.String)
+    expected = pl.DataFrame({"t": series}).select(label_expr(rule_set, "t")).to_series().to_list()
+    assert label_series(rule_set, series).to_list() == expected
+    codes = label_series(rule_set, series, LABEL_ENUM)
+    assert codes.dtype == LABEL_ENUM and codes.cast(pl.String).to_list() == expected
+    assert None in expected and len(set(expected)) > 2

@@ -106,12 +106,25 @@ def label_expr(rule_set: RuleSet, column: str = "translation", dtype: pl.DataTyp
     """Polars expression labelling ``column`` with ``rule_set``; one regex pass per distinct word group.
     ``dtype``: String, or ``LABEL_ENUM`` (the labels as small integer codes: cheaper to count and write)."""
     text = pl.col(column)
-    hits: dict[tuple[str, ...], pl.Expr] = {}
-    for rule in rule_set.rules:
-        for group in rule.words:
-            key = tuple(sorted(group))
-            if key not in hits:
-                hits[key] = text.str.contains(_group_pattern(key))
+    hits = {key: text.str.contains(_group_pattern(key)) for key in _word_groups(rule_set)}
+    return _choose(rule_set, text, hits, dtype)
+
+
+def label_series(rule_set: RuleSet, texts: pl.Series, dtype: pl.DataType = pl.String) -> pl.Series:
+    """``label_expr`` applied to a Series, each word group's regex run on it directly: one core each,
+    where the expression engine would run them side by side — in threads that already keep every core
+    busy (scoring), the same labels for about a tenth less CPU."""
+    hits = {key: pl.lit(texts.str.contains(_group_pattern(key))) for key in _word_groups(rule_set)}
+    return pl.select(_choose(rule_set, pl.lit(texts), hits, dtype)).to_series().alias(texts.name)
+
+
+def _word_groups(rule_set: RuleSet) -> list[tuple[str, ...]]:
+    """The rule set's distinct word groups (each group's words sorted)."""
+    return list(dict.fromkeys(tuple(sorted(group)) for rule in rule_set.rules for group in rule.words))
+
+
+def _choose(rule_set: RuleSet, text: pl.Expr, hits: dict[tuple[str, ...], pl.Expr], dtype: pl.DataType) -> pl.Expr:
+    """The first rule whose every word group is hit, else the default; null where the text is."""
     chain = None
     for rule in rule_set.rules:
         cond = pl.all_horizontal([hits[tuple(sorted(g))] for g in rule.words])

@@ -22,7 +22,7 @@ from biaseval import __version__
 from biaseval.config import MetricsConfig, RunConfig
 from biaseval.errors import ConfigError, RunDirError
 from biaseval.label.entities import EntityAlignment, label_languages
-from biaseval.label.rules import LABEL_ENUM, RuleSet
+from biaseval.label.rules import LABEL_ENUM, RuleSet, label_series
 from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from biaseval.metrics.control import control, control_counts
 from biaseval.metrics.occupations import per_occupation
@@ -141,16 +141,16 @@ def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataF
     ``LABEL_ENUM`` (codes of LABELS), else as strings."""
     targets = SUITES.get(suite).targets
     detectors = {tgt: config.detector_for(suite, tgt) for tgt in targets}
-    kwargs = {"dtype": LABEL_ENUM} if all(isinstance(d, RuleSet) for d in detectors.values()) else {}
+    codes = all(isinstance(d, RuleSet) for d in detectors.values())
+
+    def labelled(frame: pl.DataFrame, detector) -> pl.DataFrame:
+        if codes:
+            return frame.with_columns(label_series(detector, frame["translation"], LABEL_ENUM).alias("label"))
+        return frame.with_columns(detector.expr("translation").alias("label"))
+
     if len(targets) == 1:
-        labelled = translations.with_columns(detectors[targets[0]].expr("translation", **kwargs).alias("label"))
-    else:
-        labelled = pl.concat([
-            translations.filter(pl.col("tgt_lang") == tgt)
-            .with_columns(detectors[tgt].expr("translation", **kwargs).alias("label"))
-            for tgt in targets
-        ])
-    return labelled
+        return labelled(translations, detectors[targets[0]])
+    return pl.concat([labelled(translations.filter(pl.col("tgt_lang") == tgt), detectors[tgt]) for tgt in targets])
 
 
 def label_and_count(files: dict[str, list], config: RunConfig, labels_path, items_path=None,
