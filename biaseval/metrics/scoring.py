@@ -13,7 +13,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -252,13 +251,18 @@ def _dictionary(labels: pl.Series) -> pa.DictionaryArray:
     """A label column as an Arrow dictionary of plain strings: from its codes where it is an Enum."""
     if isinstance(labels.dtype, pl.Enum):
         codes = labels.to_physical().cast(pl.Int32).to_arrow()
-        return pa.DictionaryArray.from_arrays(codes, pa.array(labels.dtype.categories.to_list(), pa.string()))
+        return pa.DictionaryArray.from_arrays(codes, _strings(labels.dtype.categories))
     return labels.cast(pl.String).to_arrow().dictionary_encode().cast(pa.dictionary(pa.int32(), pa.string()))
 
 
 def _repeated(value: str, n: int) -> pa.DictionaryArray:
     """``value`` on ``n`` rows, as a dictionary of one value."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
+    return pa.DictionaryArray.from_arrays(pl.zeros(n, pl.Int32, eager=True).to_arrow(), _strings(pl.Series([value])))
+
+
+def _strings(values: pl.Series) -> pa.Array:
+    """Strings as an Arrow array, made by polars (pyarrow would import pandas to look at a list)."""
+    return values.cast(pl.String).to_arrow().cast(pa.string())
 
 
 BATCH_ROWS = 65_536  # labelling holds ~1.4 KB a row: ~90 MB a group, under any run of 100 k items or more

@@ -119,18 +119,18 @@ class ShardWorker:
                 group, results = group.filter(pl.Series(finished)), [r for r in exc.results or [] if r is not None]
             sources = group["source"].to_list()
             failed += sum(not r.final for r in results)
-            parts.append(pa.table({
-                "key_hash": group["key_hash"].to_arrow(),
+            parts.append(_store_rows({
+                "key_hash": group["key_hash"],
                 "src_lang": [src] * len(sources), "tgt_lang": [tgt] * len(sources), "source": sources,
                 "translation": [r.translation for r in results], "error": [r.error for r in results],
-                "attempts": pa.array([r.attempts for r in results], pa.int32()),
+                "attempts": [r.attempts for r in results],
                 "model": [r.model for r in results],
                 "provider": [self.translator.provider] * len(sources),
                 "system_version": [self.cfg.version] * len(sources),
                 "run_id": [self.run_id] * len(sources),
-                "translated_at": pa.array([r.translated_at for r in results], pa.timestamp("us", tz="UTC")),
+                "translated_at": [r.translated_at for r in results],
                 **_details(results),
-            }, schema=STORE_SCHEMA))
+            }))
             if stopped is not None:
                 break
         parts = [p for p in parts if p.num_rows]
@@ -158,3 +158,14 @@ def _details(results: list) -> dict[str, list]:
     if not any(r.details for r in results):
         return {name: [None] * len(results) for name in DETAIL_COLUMNS}
     return {name: [getattr(r.details, name) if r.details else None for r in results] for name in DETAIL_COLUMNS}
+
+
+def _store_rows(columns: dict) -> pa.Table:
+    """Columns of Python values as a table in STORE_SCHEMA, built by polars (pyarrow would import
+    pandas to look at the lists, 0.2 s of the worker's first task)."""
+    frame = pl.DataFrame({name: pl.Series(name, values, dtype=_POLARS_STORE[name])
+                          for name, values in columns.items()})
+    return frame.to_arrow().cast(STORE_SCHEMA)
+
+
+_POLARS_STORE = {name: pl.from_arrow(pa.nulls(0, STORE_SCHEMA.field(name).type)).dtype for name in STORE_SCHEMA.names}
