@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from biaseval.metrics.bootstrap import intervals, resample_rows, rng_for, share_intervals
-from biaseval.metrics.occupations import _rank, pearson, per_occupation
+from biaseval.metrics.occupations import _rank, _share_ranks, pearson, per_occupation
 from biaseval.metrics.proportions import CLASS_INDEX, gender_shares
 from biaseval.metrics.tidy import MetricRows
 
@@ -183,6 +183,20 @@ def test_rank_equals_plain_ranking_with_ties_and_nan():
         values[rng.random((rows, n)) < 0.1] = -0.0  # equal to 0.0
         expected = np.array([plain_rank(list(r)) for r in values])
         assert np.array_equal(_rank(values), expected), values
+
+
+def test_share_ranks_by_counting_equal_plain_ranking():
+    """Ranks of replicate shares count / n by counting: the plain ranks, ties of equal fractions
+    (1/2 and 2/4) included; None (left to _rank) where a set is empty or the fractions are many."""
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        rows, occupations = int(rng.integers(1, 6)), int(rng.integers(1, 25))
+        n = rng.integers(1, int(rng.integers(2, 9)), size=occupations)
+        counts = np.minimum(rng.integers(0, 9, size=(rows, occupations)), n[None, :])
+        expected = np.array([plain_rank(list(r)) for r in counts / n[None, :]])
+        assert np.array_equal(_share_ranks(counts, n), expected), (counts, n)
+    assert _share_ranks(np.zeros((2, 3), dtype=int), np.array([3, 0, 2])) is None
+    assert _share_ranks(np.zeros((1, 2), dtype=int), np.array([5000, 4999])) is None
 
 
 def test_winomt_metrics_on_replicate_tables_equal_plain_sums():

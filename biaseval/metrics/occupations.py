@@ -36,6 +36,27 @@ def _rank(values: np.ndarray) -> np.ndarray:
     return ranks.reshape(values.shape)
 
 
+def _share_ranks(counts: np.ndarray, n: np.ndarray) -> np.ndarray | None:
+    """``_rank`` of the shares ``counts[b, o] / n[o]`` within each row b (ties sharing their mean
+    rank), by counting instead of sorting: each share is one of the few fractions k / n, numbered in
+    order, and a row's ranks follow from how many of its shares fall on each number. The same ranks
+    as ``_rank`` (equal shares are equal floats either way); None where the fractions would be many
+    or a set is empty (then ``_rank`` does it)."""
+    sizes = np.unique(n)
+    if counts.size == 0 or sizes[0] <= 0 or len(sizes) * (int(sizes[-1]) + 1) > max(counts.size, 4096):
+        return None
+    steps = np.arange(int(sizes[-1]) + 1)
+    table = steps[None, :] / sizes[:, None]  # (sizes, k): each possible share, as the replicates compute it
+    values = np.unique(table[steps[None, :] <= sizes[:, None]])
+    numbers = np.searchsorted(values, table)  # share -> its place among all possible shares
+    ids = numbers[np.searchsorted(sizes, n)[None, :], counts]  # (rows, O)
+    rows, width = ids.shape[0], len(values)
+    flat = ids + (np.arange(rows) * width)[:, None]
+    hist = np.bincount(flat.ravel(), minlength=rows * width).reshape(rows, width)
+    mean = (np.cumsum(hist, axis=1) - hist) + (hist - 1) / 2  # first place of each share + half its ties
+    return mean.ravel()[flat]
+
+
 def pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Correlation of ``x`` (n,) with each row of ``y`` (..., n); NaN where either is constant."""
     xc = x - x.mean()
@@ -87,6 +108,7 @@ def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000,
             rows.add(system, suite, tgt, "r_female_share", float(pearson(x, y[None, :])[0]), len(names),
                      pearson(x, y_boot))
             rx = _rank(x[None, :])[0]
+            ranks = _share_ranks(reps[:, :, 1].T, n)
             rows.add(system, suite, tgt, "rho_female_share", float(pearson(rx, _rank(y[None, :]))[0]), len(names),
-                     pearson(rx, _rank(y_boot)))
+                     pearson(rx, _rank(y_boot) if ranks is None else ranks))
     return rows.frame(confidence)
