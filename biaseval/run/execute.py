@@ -249,20 +249,23 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
                 stop(system, f"{system}: no live node can host its actor any more ({missing}); waited "
                              f"{config.sweep.placement_wait_s:g} s (sweep.placement_wait_s)", kill=True)
 
+    # prestarted actors this run does not need are killed first, freeing what they hold (a GPU)
+    kept: dict[str, list] = {}
+    for system, built in (prestarted or {}).items():
+        needed = len(ready[system]) + len(later[system]) if system in ready else 0
+        kept[system] = built[:min(actors_for(config.systems[system], cluster), needed)]
+        for actor in built[len(kept[system]):]:
+            ray.kill(actor)
+    if prestarted:
+        prestarted.clear()
     for system in ready:
         cfg = config.systems[system]
         if cfg.limits.requests_per_s or cfg.limits.chars_per_min or cfg.limits.tokens_per_min:
             limiters[system] = limiter_cls.options(num_cpus=0).remote(
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s, cfg.limits.tokens_per_min)
         count = min(actors_for(cfg, cluster), len(ready[system]) + len(later[system]))
-        built = prestarted.pop(system, []) if prestarted else []
-        actors[system] = [new_actor(system, actor) for actor in built[:count]]
+        actors[system] = [new_actor(system, actor) for actor in kept.get(system, [])]
         actors[system] += [new_actor(system) for _ in range(count - len(actors[system]))]
-        for actor in built[count:]:
-            ray.kill(actor)
-    for system in list(prestarted or {}):  # systems with nothing left to do
-        for actor in prestarted.pop(system):
-            ray.kill(actor)
 
     while in_flight or starting:
         done, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=1.0)
