@@ -232,7 +232,7 @@ def bench_winomt() -> None:
     """WinoMT scoring: the recorded outputs of conf/winomt-en.yaml (4 commercial systems and a research
     one, 10 target languages) labelled by entity alignment + morphology, then scored with intervals."""
     from biaseval.config import load_config
-    from biaseval.metrics.scoring import label_corpus
+    from biaseval.metrics.labelling import label_corpus
     from biaseval.metrics.winomt import winomt
     from biaseval.run.plan import build_translator, prepare
     from biaseval.run.rows import translation_table

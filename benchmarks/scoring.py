@@ -69,7 +69,7 @@ def python_from_parquet(paths: list[Path], config, labels_path: Path) -> tuple[i
     shard files, label each text, write labels.parquet (the same columns; the columns that are only
     copied are handed over as Arrow arrays), count and compute the point shares; (rows, shares)."""
     from biaseval.label.rules import label_text
-    from biaseval.metrics.scoring import LABEL_COLUMNS
+    from biaseval.metrics.labelling import LABEL_COLUMNS
 
     rules = {s: config.detector_for(s, "en") for s in config.suites}
     counts: Counter = Counter()
@@ -92,7 +92,8 @@ def python_from_parquet(paths: list[Path], config, labels_path: Path) -> tuple[i
 def _score(paths: dict[str, list[Path]], config) -> tuple[int, int, float, float]:
     """Label and score the shard files as `biaseval score` does (labels.parquet written, metrics from
     the label counts); (rows, metric rows, seconds, CPU seconds of all threads)."""
-    from biaseval.metrics.scoring import compute_metrics, label_and_count
+    from biaseval.metrics.labelling import label_and_count
+    from biaseval.metrics.scoring import compute_metrics
 
     start, cpu = time.perf_counter(), time.process_time()
     labels = next(iter(paths.values()))[0].with_name("labels.parquet")

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import polars as pl
 import biaseval.run.worker as worker
 from biaseval.label.rules import LABEL_ENUM
-from biaseval.metrics.scoring import _dictionary, _repeated
+from biaseval.metrics.labelling import _dictionary, _repeated
 from biaseval.run.translation_store import TranslationStore
 rows = worker._store_rows({
     "key_hash": pl.Series([1, 2], dtype=pl.UInt64), "src_lang": ["en", "en"], "tgt_lang": ["hi", "hi"],

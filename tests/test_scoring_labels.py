@@ -15,7 +15,7 @@ import yaml
 
 from biaseval.config import load_config
 from biaseval.label.rules import label_text
-from biaseval.metrics.scoring import LABEL_COLUMNS, count_keys, label_and_count
+from biaseval.metrics.labelling import LABEL_COLUMNS, count_keys, label_and_count
 from biaseval.suites import SUITES
 
 SUITE_NAMES = ["tgbi-hi", "winomt-hi", "otsc-en"]
