@@ -29,6 +29,7 @@ LABEL_INPUT = ["system", "suite", "subset", "item_id", "tgt_lang", "translation"
 LABEL_COLUMNS = ["system", "suite", "item_id", "label", "reason", "evidence", "error"]
 LABEL_SCHEMA = {"system": pl.String, "suite": pl.String, "item_id": pl.String, "label": pl.String,
                 "reason": pl.String, "evidence": pl.String, "error": pl.String}
+_DICTIONARY = pa.dictionary(pa.int32(), pa.string())  # how labels.parquet's suite and label columns are written
 
 
 # What metrics group by: the counts scoring keeps, one table per view (one row per combination,
@@ -109,18 +110,17 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
     and counting on about one core, so groups are labelled in threads (polars releases the GIL; two
     per core, at most 16, as a group's work alternates between Python and native code: 10 % faster
     than one per core on 2 cores) and written by one more thread, in the order of the files, while
-    later groups are labelled: at most ``threads + 2`` groups (about 10 MB each) are in memory."""
+    later groups are labelled: at most ``threads + 2`` groups are in memory."""
     label_schema = {c: LABEL_SCHEMA[c] for c in LABEL_COLUMNS}
     # polars' strings go to the writer as Arrow string views, without a copy; the file records no
     # Arrow schema, so every reader sees plain UTF-8 strings, as before.
     schema = pl.DataFrame(schema=label_schema).to_arrow(compat_level=pl.CompatLevel.newest()).schema
-    # A group's suite is the same on every row: written as a one-value dictionary (read back as plain
-    # strings, like the rest) and added to the counts after counting, not compared row by row.
-    at = LABEL_COLUMNS.index("suite")
-    schema = schema.set(at, pa.field("suite", pa.dictionary(pa.int32(), pa.string())))
-    # Labels are few values: written from their codes (rule sets label as LABEL_ENUM) as a dictionary.
-    label_at = LABEL_COLUMNS.index("label")
-    schema = schema.set(label_at, pa.field("label", pa.dictionary(pa.int32(), pa.string())))
+    # A group's suite is the same on every row: written as a one-value dictionary and added to the
+    # counts after counting, not compared row by row. Labels are few values: written from their codes
+    # (rule sets label as LABEL_ENUM) as a dictionary. Both read back as plain strings, like the rest.
+    at, label_at = LABEL_COLUMNS.index("suite"), LABEL_COLUMNS.index("label")
+    for i in (at, label_at):
+        schema = schema.set(i, pa.field(LABEL_COLUMNS[i], _DICTIONARY))
     copied = [c for c in LABEL_COLUMNS if c not in ("suite", "label")]
     tmp = labels_path.with_name(f".{labels_path.name}.{os.urandom(6).hex()}.tmp")
     jobs = []
@@ -145,13 +145,13 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
         views = {}
         for view, view_keys in keys.items():
             if view == "rows":
-                views[view] = labelled.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"),
-                                                    pl.col("label").cast(pl.String)).select(view_keys)
+                part, columns = labelled, view_keys
             else:  # lazily: the streaming engine counts faster
-                counted = (labelled.lazy().group_by([k for k in view_keys if k != "suite"]).len()
-                           .rename({"len": "count"}).collect())
-                views[view] = counted.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"),
-                                                   pl.col("label").cast(pl.String)).select([*view_keys, "count"])
+                part = (labelled.lazy().group_by([k for k in view_keys if k != "suite"]).len()
+                        .rename({"len": "count"}).collect())
+                columns = [*view_keys, "count"]
+            views[view] = part.with_columns(pl.lit(suite, dtype=pl.String).alias("suite"),
+                                            pl.col("label").cast(pl.String)).select(columns)
         return table, views, labelled.height
 
     counts: dict[str, list[pl.DataFrame]] = {}
@@ -199,7 +199,7 @@ def _dictionary(labels: pl.Series) -> pa.DictionaryArray:
     if isinstance(labels.dtype, pl.Enum):
         codes = labels.to_physical().cast(pl.Int32).to_arrow()
         return pa.DictionaryArray.from_arrays(codes, _strings(labels.dtype.categories))
-    return labels.cast(pl.String).to_arrow().dictionary_encode().cast(pa.dictionary(pa.int32(), pa.string()))
+    return labels.cast(pl.String).to_arrow().dictionary_encode().cast(_DICTIONARY)
 
 
 def _repeated(value: str, n: int) -> pa.DictionaryArray:
@@ -212,7 +212,7 @@ def _strings(values: pl.Series) -> pa.Array:
     return values.cast(pl.String).to_arrow().cast(pa.string())
 
 
-BATCH_ROWS = 65_536  # labelling holds ~1.4 KB a row: ~90 MB a group, under any run of 100 k items or more
+BATCH_ROWS = 65_536  # a group labelled: ~20 MB with the columns scoring reads (the 1 M-item bench's peak)
 
 
 def _columns_for(suite: str, keys: dict[str, list[str]]) -> list[str]:

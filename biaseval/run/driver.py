@@ -196,7 +196,7 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
         if ray_running(address):  # the actors build their backends while this driver plans the run
             session.enter_context(ray_session(address))
             started = start_actors(prepared)
-            session.callback(_kill_all, started)  # those execute has not taken (planning failed, nothing to do)
+            session.callback(_kill_all, started)  # whatever happens (killing one execute ended is harmless)
         tasks, run, shards, skipped, cache = _plan(prepared, out, config_path, run_id, previous, refresh, options, stream)
         outcome = Outcome()
         if tasks:

@@ -109,7 +109,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             marker: str | None = None, prestarted: dict[str, list] | None = None) -> Outcome:
     """Run ``tasks`` on Ray actors, a system's ``write`` tasks only after all its ``send`` tasks;
     raise SweepFailed (keeping finished work) if any fails. ``prestarted``: actors from ``start_actors``
-    (all of them are used or killed here).
+    (those it needs are used, the rest killed first; every actor it used is killed when it ends).
 
     Before anything is submitted, every system's actor must fit on some live node (``check_placement``),
     and an actor gets tasks only once it has started (built its backend and, for a live system, found
@@ -249,23 +249,21 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
                 stop(system, f"{system}: no live node can host its actor any more ({missing}); waited "
                              f"{config.sweep.placement_wait_s:g} s (sweep.placement_wait_s)", kill=True)
 
+    wanted = {system: min(actors_for(config.systems[system], cluster), len(ready[system]) + len(later[system]))
+              for system in ready}
     # prestarted actors this run does not need are killed first, freeing what they hold (a GPU)
     kept: dict[str, list] = {}
     for system, built in (prestarted or {}).items():
-        needed = len(ready[system]) + len(later[system]) if system in ready else 0
-        kept[system] = built[:min(actors_for(config.systems[system], cluster), needed)]
+        kept[system] = built[:wanted.get(system, 0)]
         for actor in built[len(kept[system]):]:
             ray.kill(actor)
-    if prestarted:
-        prestarted.clear()
     for system in ready:
         cfg = config.systems[system]
         if cfg.limits.requests_per_s or cfg.limits.chars_per_min or cfg.limits.tokens_per_min:
             limiters[system] = limiter_cls.options(num_cpus=0).remote(
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s, cfg.limits.tokens_per_min)
-        count = min(actors_for(cfg, cluster), len(ready[system]) + len(later[system]))
         actors[system] = [new_actor(system, actor) for actor in kept.get(system, [])]
-        actors[system] += [new_actor(system) for _ in range(count - len(actors[system]))]
+        actors[system] += [new_actor(system) for _ in range(wanted[system] - len(actors[system]))]
 
     while in_flight or starting:
         done, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=1.0)

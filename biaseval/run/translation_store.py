@@ -90,13 +90,10 @@ def identity_key(identity: dict) -> str:
     return f"{identity['backend']}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
-def _empty_store() -> pl.DataFrame:
-    """No rows, in STORE_SCHEMA's polars types. (Built from typed empty arrays: pyarrow's own
-    ``empty_table`` imports pandas, which a worker otherwise never needs: 0.2 s of its start.)"""
-    return pl.from_arrow(pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in STORE_SCHEMA], schema=STORE_SCHEMA))
-
-
-_STORE_POLARS = _empty_store().schema
+# STORE_SCHEMA in polars' types (from typed empty arrays: pyarrow's own ``empty_table`` imports
+# pandas, which a worker otherwise never needs: 0.2 s of its start)
+STORE_POLARS = pl.from_arrow(pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in STORE_SCHEMA],
+                                                        schema=STORE_SCHEMA)).schema
 COMPACT_ROWS = 262_144  # rows per row group of a merged part
 
 
@@ -143,7 +140,7 @@ class TranslationStore:
     def _scan(self, parts: list[str]) -> pl.LazyFrame:
         """The parts as one frame in STORE_SCHEMA (parts of older versions get the missing columns)."""
         if not self.store.remote:
-            return pl.scan_parquet(parts, missing_columns="insert", schema=_STORE_POLARS)
+            return pl.scan_parquet(parts, missing_columns="insert", schema=STORE_POLARS)
         tables = [conform(self.store.read_table([self._rel(p)])) for p in parts]
         return pl.from_arrow(pa.concat_tables(tables)).lazy()
 
@@ -167,7 +164,7 @@ class TranslationStore:
         ``first``: parts to look in before the rest (those this run just wrote for these items): a
         text found there is not looked up in the whole store, which keeps a fresh sweep's lookups
         from reading the store once per shard."""
-        empty = _empty_store()
+        empty = pl.DataFrame(schema=STORE_POLARS)
         parts = self.parts(identity)
         if not parts or items.height == 0:
             return empty, empty

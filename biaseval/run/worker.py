@@ -17,7 +17,7 @@ from biaseval.run.filesystem import StoreOptions
 from biaseval.run.plan import Shard, build_translator
 from biaseval.run.rows import SHARD_ERRORS, live_table, translation_table, unfinished
 from biaseval.run.rundir import SHARD_KEY, RunDir
-from biaseval.run.translation_store import KEY, STORE_SCHEMA, TranslationStore
+from biaseval.run.translation_store import KEY, STORE_POLARS, STORE_SCHEMA, TranslationStore
 from biaseval.suites import SUITES, SuiteData
 from biaseval.translate import TextTranslator
 from biaseval.translate.base import DETAIL_COLUMNS, SystemStopped
@@ -163,9 +163,6 @@ def _details(results: list) -> dict[str, list]:
 def _store_rows(columns: dict) -> pa.Table:
     """Columns of Python values as a table in STORE_SCHEMA, built by polars (pyarrow would import
     pandas to look at the lists, 0.2 s of the worker's first task)."""
-    frame = pl.DataFrame({name: pl.Series(name, values, dtype=_POLARS_STORE[name])
-                          for name, values in columns.items()})
+    frame = pl.DataFrame({name: pl.Series(name, values, dtype=STORE_POLARS[name]) for name, values in columns.items()})
     return frame.to_arrow().cast(STORE_SCHEMA)
 
-
-_POLARS_STORE = {name: pl.from_arrow(pa.nulls(0, STORE_SCHEMA.field(name).type)).dtype for name in STORE_SCHEMA.names}

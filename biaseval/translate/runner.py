@@ -175,11 +175,11 @@ class _Halt(Exception):
 def _results(out: BatchOutput, attempts: int) -> list[TextResult]:
     """A request's answer per text: the translation, or the reason its reply is not one."""
     now = _now()
+    if out.details is None and None not in out.translations:  # the common answer: a translation for each text
+        return [TextResult(text, None, attempts, out.model, now) for text in out.translations]
     details = out.details or [None] * len(out.translations)
     if len(details) != len(out.translations):
         raise RuntimeError(f"backend returned {len(details)} details for {len(out.translations)} translations")
-    if out.details is None and None not in out.translations:  # the common answer: a translation for each text
-        return [TextResult(text, None, attempts, out.model, now) for text in out.translations]
     results = []
     for text, detail in zip(out.translations, details):
         if text is not None:
