@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 CONFIG ?= conf/paper.yaml
 RUNS ?= runs
 
-.PHONY: install test test-fast sweep bench monitor clean
+.PHONY: install test test-fast test-long sweep bench monitor clean
 
 # torch is pinned to the CPU wheel this machine kind keeps on disk; a bare `torch` requirement
 # would pull a multi-GB CUDA build. On a GPU machine, install your torch first.
@@ -27,6 +27,10 @@ test: $(STAMP)
 # The fast tier: everything but the tests marked slow (those that start Ray or take seconds).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The long tier: the property-based tests with many more generated inputs, drawn afresh each run.
+test-long: $(STAMP)
+	BIASEVAL_HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q -m property
 
 sweep: $(STAMP)
 	@out=$(RUNS)/$$(basename $(CONFIG) .yaml)-$$(date -u +%Y%m%dT%H%M%SZ); \

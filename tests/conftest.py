@@ -13,6 +13,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -25,6 +26,17 @@ SLOW_FIXTURES = {"ray_local"}
 RAY_PROGRAMS = {"gcs_server", "raylet"}
 
 _running: pytest.Item | None = None  # the test being set up, run or torn down
+
+# Property-based tests (hypothesis, marked `property`). `make test` uses the "ci" profile: a fixed
+# seed (derandomize), so a run is the same on every machine and every rerun, and no deadline, since
+# a deadline is a timing allowance that a loaded machine breaks. `make test-long` uses "long": many
+# more examples, drawn at random each time, to look for what the fixed ones miss; a counterexample
+# it finds becomes an @example of its test.
+settings.register_profile("ci", max_examples=200, derandomize=True, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("long", max_examples=5000, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("BIASEVAL_HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
