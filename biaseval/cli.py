@@ -66,20 +66,12 @@ def sweep(config_path: Path, out: str, systems: str | None, address: str | None,
 def plan(config_path: Path, systems: str | None, refresh: bool) -> None:
     """What a sweep would send and cost, per system, after the translation store; sends nothing."""
     from biaseval.pipeline import load
-    from biaseval.run.estimate import estimate, format_estimates
+    from biaseval.run.estimate import estimate, format_estimates, format_samples
 
     config, prepared = load(config_path, systems.split(",") if systems else None)
     click.echo(format_estimates(estimate(prepared, refresh=refresh)))
     if config.monitor is not None and config.monitor.sample is not None:
-        from biaseval.suites.sample import detectable_change
-
-        m = config.monitor
-        for name, data in prepared.suites.items():
-            full = getattr(data, "full_size", data.size)
-            mdc = detectable_change(data.size, m.alpha, m.power, m.churn)
-            click.echo(f"monitor sample: {name}: {data.size:,} of {full:,} items (seed {m.sample.seed}); detects a "
-                       f"change of {100 * mdc:.1f} points (McNemar, alpha {m.alpha:g}, power {m.power:g}, churn "
-                       f"{m.churn:g})")
+        click.echo(format_samples(prepared))
 
 
 @main.command()

@@ -23,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.errors import MissingExtra, RunDirError
-from biaseval.report import drift, plots, tables, trends
+from biaseval.report import drift, plots, sampling, tables, trends
 from biaseval.report import published as published_results
 from biaseval.report.collection import collected_once
 from biaseval.report.markdown import (
@@ -109,7 +109,8 @@ def _embedding_data(run: RunDir, suites: list[str]) -> dict:
 def _run_section(contents: Contents, info: dict, metrics: pl.DataFrame) -> dict:
     return {"template": "run.html", "heading": contents.h2("Systems and suites"), "systems": tables.system_rows(info),
             "suites": tables.suite_rows(info), "signatures": tables.signatures(metrics),
-            "cost": cost_lines(info.get("cost"))}
+            "cost": cost_lines(info.get("cost")), "sample": sampling.sample_rows(info),
+            "sample_head": sampling.HEAD, "sample_note": sampling.NOTE}
 
 
 def _failures_section(contents: Contents, failures: pl.DataFrame) -> dict | None:

@@ -14,6 +14,7 @@ from biaseval.report.adjectives import adjective_section
 from biaseval.report.collection import collected_once
 from biaseval.report.control import control_tables
 from biaseval.report.published import Published
+from biaseval.report.sampling import sample_section
 from biaseval.run.cost import cost_lines
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female",
@@ -418,6 +419,7 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
         lines += ["", "</details>"]
     lines.append("")
     lines += cost_section(run_info.get("cost"))
+    lines += sample_section(run_info)
     if published is not None:
         lines += [f"## Published tables recomputed ({published.cite})", "",
                   "Each cell: recomputed value at the paper's precision; ✓ where it equals the printed value, "

@@ -115,7 +115,8 @@ def open_run(out: Path | str, prepared: Prepared, config_path: Path, run_id: str
         "suites": {name: {"size": data.size, "population": getattr(data, "full_size", data.size), "fingerprint": data.fingerprint, "commit": data.commit,
                           "target_ranges": data.target_ranges(),
                           "dataset": data.suite.dataset, "version": data.suite.version,
-                          "path": getattr(data.suite, "path", None) or None}
+                          "path": getattr(data.suite, "path", None) or None,
+                          "sample": getattr(data, "profile", None)}
                    for name, data in prepared.suites.items()},
         "systems": {name: {"backend": cfg.backend, "version": cfg.version, "suites": prepared.coverage[name]}
                     for name, cfg in config.systems.items()},

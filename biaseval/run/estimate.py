@@ -190,3 +190,41 @@ def format_estimates(estimates: list[SystemEstimate]) -> str:
         lines.append(f"quota time: systems run in parallel, so the sweep takes at least {duration(slowest.quota_s)} "
                      f"({slowest.system}, bound by its {slowest.bound_by}); more actors do not beat a quota")
     return "\n".join(lines)
+
+
+def stratum_name(tgt: str, subset: str) -> str:
+    """A target × subset stratum as people read it: the subset alone where its name starts with the
+    target (``es/her``), else both (``hi pro``)."""
+    return subset if subset.startswith(f"{tgt}/") or subset == tgt else f"{tgt} {subset}"
+
+
+def format_samples(prepared: Prepared) -> str:
+    """The monitor's sample of each suite (``monitor.sample``), for ``biaseval plan``: its size beside
+    the suite's and the change it detects; its items per target and subset beside the suite's; the
+    occupations it covers, their mean female share and its share of pro-stereotypical items (of
+    those marked pro or anti), each beside the suite's (``suites.sample.profile``)."""
+    from biaseval.suites.sample import detectable_change
+
+    m = prepared.config.monitor
+    lines = []
+    for name, data in prepared.suites.items():
+        full = getattr(data, "full_size", data.size)
+        mdc = detectable_change(data.size, m.alpha, m.power, m.churn)
+        lines.append(f"monitor sample: {name}: {data.size:,} of {full:,} items (seed {m.sample.seed}); detects a "
+                     f"change of {100 * mdc:.1f} points (McNemar, alpha {m.alpha:g}, power {m.power:g}, churn "
+                     f"{m.churn:g})")
+        profile = getattr(data, "profile", None)
+        if profile is None:
+            continue
+        strata = ", ".join(f"{stratum_name(s['tgt_lang'], s['subset'])} {s['items']:,} of {s['population']:,}"
+                           for s in profile["strata"])
+        lines.append(f"  strata (target, subset: sample of suite): {strata}")
+        sample, whole = profile["sample"], profile["population"]
+        parts = [f"occupations: {sample['occupations']:,} of {whole['occupations']:,}"] if whole["occupations"] else []
+        if whole["female_share"] is not None:
+            parts.append(f"mean female share {sample['female_share']:.1f}% (suite {whole['female_share']:.1f}%)")
+        if whole["pro"] is not None:
+            parts.append(f"pro-stereotypical {100 * sample['pro']:.1f}% (suite {100 * whole['pro']:.1f}%)")
+        if parts:
+            lines.append("  " + "; ".join(parts))
+    return "\n".join(lines)

@@ -29,6 +29,10 @@ import polars as pl
 from biaseval.suites.base import SuiteData
 
 STRATA = ("tgt_lang", "subset", "occupation")
+# what an item is, wherever it stands: its id and line number follow its place in a file or lexicon,
+# and its female share follows its occupation
+CONTENT = ("src_lang", "tgt_lang", "subset", "occupation", "gold", "stereotype", "entity_index", "source", "reference")
+SEPARATOR, NULL = "\x1f", "\x00"
 GAP = 4096  # items between two sampled ones beyond which they are read apart
 
 
@@ -64,46 +68,88 @@ def detectable_change(n: int, alpha: float, power: float, churn: float) -> float
     return high
 
 
-def allocate(sizes: list[int], total: int) -> list[int]:
-    """``total`` spread over groups in proportion to their sizes: floors, then one more to each of the
-    largest remainders (ties to the earlier group)."""
+def _hash(*parts: object) -> int:
+    """A 64-bit BLAKE2b of the parts: stable across processes, machines and library versions."""
+    blob = SEPARATOR.join(str(p) for p in parts).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(blob, digest_size=8).digest(), "little")
+
+
+def item_ranks(items: pl.DataFrame, seed: int) -> np.ndarray:
+    """Each row's place in the seed's random order of items: a 64-bit BLAKE2b of the seed and the
+    item's content (``CONTENT``: what it says and into which language, which subset and occupation,
+    never where it stands), so a row keeps its rank wherever it sits in the suite."""
+    columns = [c for c in CONTENT if c in items.columns]
+    joined = items.select(pl.concat_str([pl.lit(str(seed)), *(pl.col(c).cast(pl.String).fill_null(NULL) for c in columns)],
+                                        separator=SEPARATOR)).to_series().to_list()
+    blake = hashlib.blake2b
+    digests = b"".join([blake(text.encode("utf-8"), digest_size=8).digest() for text in joined])
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+def allocate(sizes: list[int], total: int, offset: int = 0) -> list[int]:
+    """``total`` (at most ``sum(sizes)``) spread over groups in proportion to their sizes by systematic
+    rounding: group g gets the multiples of ``whole`` that fall in its stretch of the cumulated quotas,
+    ``(total·C_g + offset) // whole − (total·C_{g−1} + offset) // whole`` (``C_g``: the sizes of groups
+    1..g, ``whole``: all of them). Each group gets its quota ``total·s_g/whole`` rounded down or up
+    (never more than its size), the groups get ``total`` together, and with ``offset`` drawn uniformly
+    from 0..whole−1 each group's expected share is exactly its quota. Integer arithmetic: no rounding
+    error decides an item."""
     whole = sum(sizes)
-    quota = [s * total / whole for s in sizes]
-    take = [math.floor(q) for q in quota]
-    order = sorted(range(len(sizes)), key=lambda k: (-(quota[k] - take[k]), k))
-    for k in order[:total - sum(take)]:
-        take[k] += 1
+    if not 0 <= total <= whole:
+        raise ValueError(f"cannot take {total} of {whole}")
+    take, cumulated, before = [], 0, offset // max(whole, 1)
+    for size in sizes:
+        cumulated += size
+        after = (total * cumulated + offset) // max(whole, 1)
+        take.append(after - before)
+        before = after
     return take
 
 
-def stratified_indices(strata: pl.DataFrame, size: int, seed: int) -> np.ndarray:
-    """Sorted row indices of a proportional stratified sample of ``size`` rows of ``strata``. Its
-    columns are nested levels (e.g. target, subset, occupation): the sample is spread over the first
-    level's groups, then within each over the next level's, so every level keeps its proportions to
-    within one item; rows are drawn at random (seeded) within the innermost groups."""
+def stratified_indices(items: pl.DataFrame, size: int, seed: int, levels: tuple[str, ...] = STRATA) -> np.ndarray:
+    """Sorted row indices of a seeded stratified sample of ``size`` rows of ``items``, nested by
+    ``levels`` (``_draw``); the rows' other columns make their content, which orders them (``item_ranks``)."""
+    strata = items.select(levels).with_columns(pl.all().cast(pl.String).fill_null(""))
+    return _draw(strata, item_ranks(items, seed), size, seed)
+
+
+def _draw(strata: pl.DataFrame, ranks: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """The sample: ``size`` rows spread over the first level's groups (``allocate``), then within
+    each over the next level's, down to the innermost groups, which give their lowest-ranked rows.
+    At each step the groups are visited in a seeded random order (a hash of the seed and their
+    values) from a seeded random offset, so which group rounds up is random; nothing depends on
+    the rows' order, and every row has the same chance, ``size / rows``, to be in the sample."""
     if size >= strata.height:
         return np.arange(strata.height)
-    rng = np.random.default_rng(seed)
-    chosen = []
-
-    def spread(rows: pl.DataFrame, n: int, level: int) -> None:
-        if level == len(strata.columns):
-            chosen.append(rng.choice(rows["_i"].to_numpy(), size=n, replace=False))
-            return
-        groups = rows.partition_by(strata.columns[level], maintain_order=True)
-        for group, k in zip(groups, allocate([g.height for g in groups], n)):
-            if k:
-                spread(group, k, level + 1)
-
-    spread(strata.with_row_index("_i"), size, 0)
-    return np.sort(np.concatenate(chosen))
+    if size <= 0:
+        return np.zeros(0, dtype=np.int64)
+    levels = strata.columns
+    take: dict[tuple[str, ...], int] = {(): size}
+    for depth in range(len(levels)):
+        children: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+        for *path, value, n in strata.group_by(levels[:depth + 1]).len().iter_rows():
+            children.setdefault(tuple(path), []).append((value, n))
+        spread = {}
+        for parent, n in take.items():
+            groups = sorted(children[parent], key=lambda group: (_hash(seed, "order", *parent, group[0]), group[0]))
+            offset = _hash(seed, "offset", *parent) % sum(n_rows for _, n_rows in groups)
+            for (value, _), k in zip(groups, allocate([n_rows for _, n_rows in groups], n, offset)):
+                if k:
+                    spread[(*parent, value)] = k
+        take = spread
+    quotas = pl.DataFrame([(*path, k) for path, k in take.items()], schema=[*levels, "_k"], orient="row")
+    rows = (strata.with_columns(_i=pl.int_range(pl.len(), dtype=pl.Int64), _rank=pl.Series(ranks, dtype=pl.UInt64))
+            .join(quotas, on=levels).sort("_rank", "_i"))
+    chosen = rows.filter(pl.int_range(pl.len()).over(levels) < pl.col("_k"))["_i"].to_numpy()
+    return np.sort(chosen)
 
 
 class SampledData(SuiteData):
     """``inner`` seen through a fixed set of its item indices (in the suite's order)."""
 
-    def __init__(self, inner: SuiteData, indices: np.ndarray, seed: int):
+    def __init__(self, inner: SuiteData, indices: np.ndarray, seed: int, profile: dict | None = None):
         self.inner = inner
+        self.profile = profile  # the sample beside its suite (``profile``), recorded in run.json
         self.indices = np.asarray(indices, dtype=np.int64)
         self.suite = inner.suite
         self.size = len(self.indices)
@@ -137,9 +183,36 @@ class SampledData(SuiteData):
                 for t, (a, b) in self.inner.target_ranges().items()}
 
 
+def profile(items: pl.DataFrame, indices: np.ndarray, seed: int) -> dict:
+    """The sample beside its suite (``items``: the suite's strata, female shares and stereotypes, in
+    order): items per target and subset, and for each of the two the items, the occupations they
+    cover, their occupations' mean female share (%) and the share of pro-stereotypical items among
+    those marked pro or anti (None where the suite has no such values). JSON, for run.json."""
+    sample = items[indices]
+
+    def stats(frame: pl.DataFrame) -> dict:
+        empty = pl.Series([], dtype=pl.String)
+        shares = frame["female_share"].drop_nulls() if "female_share" in frame.columns else empty
+        marked = frame["stereotype"].drop_nulls() if "stereotype" in frame.columns else empty
+        occupations = frame["occupation"].drop_nulls()
+        return {"items": frame.height, "occupations": occupations.filter(occupations != "").n_unique(),
+                "female_share": float(shares.mean()) if len(shares) else None,
+                "pro": float((marked == "pro").mean()) if len(marked) else None}
+
+    drawn = dict(((t, s), n) for t, s, n in sample.group_by("tgt_lang", "subset").len().iter_rows())
+    strata = [{"tgt_lang": t, "subset": s, "items": drawn.get((t, s), 0), "population": n}
+              for t, s, n in items.group_by("tgt_lang", "subset", maintain_order=True).len().iter_rows()]
+    return {"seed": seed, "sample": stats(sample), "population": stats(items), "strata": strata}
+
+
 def sample_suite(data: SuiteData, size: int, seed: int) -> SuiteData:
     """``data`` narrowed to a stratified sample of ``size`` items (``data`` itself when it has no more)."""
     if size >= data.size:
         return data
-    strata = pl.concat([b.select(STRATA) for b in data.batches()]).with_columns(pl.all().fill_null(""))
-    return SampledData(data, stratified_indices(strata, size, seed), seed)
+    parts, ranks = [], []
+    for batch in data.batches():
+        parts.append(batch.select(*STRATA, *(c for c in ("female_share", "stereotype") if c in batch.columns)))
+        ranks.append(item_ranks(batch, seed))
+    items = pl.concat(parts)
+    indices = _draw(items.select(STRATA).with_columns(pl.all().fill_null("")), np.concatenate(ranks), size, seed)
+    return SampledData(data, indices, seed, profile(items, indices, seed))
