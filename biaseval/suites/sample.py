@@ -11,10 +11,15 @@ nψ; under the shift mean nd and variance n(ψ − d²). A two-sided test at α 
 which gives the sample size for a change d, and, solved for d at a given n, the smallest change the
 run detects (``detectable_change``).
 
-Which items: a sample of n is spread over the strata (target language × subset × occupation) in
-proportion to their sizes (largest remainders), drawn in each stratum with a seeded generator, and
-kept in the suite's order. The same suite data, size and seed give the same items in every run, so
-two monitoring runs stay paired item by item.
+Which items (``sample_suite``): n items spread over the strata, target language, then subset, then
+occupation, each level in proportion to its groups' sizes by systematic rounding (``allocate``) from a
+seeded offset over the groups in a seeded order, so each group gets its quota rounded down or up and
+which ones round up is random; each innermost group then gives its rows with the lowest seeded rank, a
+BLAKE2b of the seed and the item's content (``item_ranks``). Every item has the same chance, n / size,
+to be drawn, so the sample's occupations look like the suite's on average; nothing depends on the
+order of the suite's rows (a shuffled lexicon gives the same items), and the same suite data, size
+and seed give the same items in every run, so two monitoring runs stay paired item by item. The
+sampled items are read in the suite's order. ``profile`` sets the sample beside its suite.
 """
 
 from __future__ import annotations
@@ -68,22 +73,29 @@ def detectable_change(n: int, alpha: float, power: float, churn: float) -> float
     return high
 
 
-def _hash(*parts: object) -> int:
-    """A 64-bit BLAKE2b of the parts: stable across processes, machines and library versions."""
-    blob = SEPARATOR.join(str(p) for p in parts).encode("utf-8")
-    return int.from_bytes(hashlib.blake2b(blob, digest_size=8).digest(), "little")
+def _hashes(texts: list[str]) -> np.ndarray:
+    """64-bit BLAKE2b of each text (uint64): stable across processes, machines and library versions."""
+    blake = hashlib.blake2b
+    digests = b"".join([blake(text.encode("utf-8"), digest_size=8).digest() for text in texts])
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+def _hashed(frame: pl.DataFrame, seed: int, tag: str, columns: list[str]) -> np.ndarray:
+    """The hash of the seed, a tag and each row's values in ``columns`` (a null apart from "")."""
+    parts = [pl.lit(str(seed)), pl.lit(tag), *(pl.col(c).cast(pl.String).fill_null(NULL) for c in columns)]
+    return _hashes(frame.select(pl.concat_str(parts, separator=SEPARATOR)).to_series().to_list())
 
 
 def item_ranks(items: pl.DataFrame, seed: int) -> np.ndarray:
     """Each row's place in the seed's random order of items: a 64-bit BLAKE2b of the seed and the
     item's content (``CONTENT``: what it says and into which language, which subset and occupation,
     never where it stands), so a row keeps its rank wherever it sits in the suite."""
-    columns = [c for c in CONTENT if c in items.columns]
-    joined = items.select(pl.concat_str([pl.lit(str(seed)), *(pl.col(c).cast(pl.String).fill_null(NULL) for c in columns)],
-                                        separator=SEPARATOR)).to_series().to_list()
-    blake = hashlib.blake2b
-    digests = b"".join([blake(text.encode("utf-8"), digest_size=8).digest() for text in joined])
-    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+    return _hashed(items, seed, "rank", [c for c in CONTENT if c in items.columns])
+
+
+def _rounded(sizes, cumulated, total, offset, whole):
+    """Systematic rounding (``allocate``), element by element: what each group takes."""
+    return (total * cumulated + offset) // whole - (total * (cumulated - sizes) + offset) // whole
 
 
 def allocate(sizes: list[int], total: int, offset: int = 0) -> list[int]:
@@ -97,18 +109,14 @@ def allocate(sizes: list[int], total: int, offset: int = 0) -> list[int]:
     whole = sum(sizes)
     if not 0 <= total <= whole:
         raise ValueError(f"cannot take {total} of {whole}")
-    take, cumulated, before = [], 0, offset // max(whole, 1)
-    for size in sizes:
-        cumulated += size
-        after = (total * cumulated + offset) // max(whole, 1)
-        take.append(after - before)
-        before = after
-    return take
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return _rounded(sizes, np.cumsum(sizes), total, offset, max(whole, 1)).tolist()
 
 
 def stratified_indices(items: pl.DataFrame, size: int, seed: int, levels: tuple[str, ...] = STRATA) -> np.ndarray:
     """Sorted row indices of a seeded stratified sample of ``size`` rows of ``items``, nested by
-    ``levels`` (``_draw``); the rows' other columns make their content, which orders them (``item_ranks``)."""
+    ``levels`` (``_draw``); within the innermost groups rows go by the seeded rank of their content
+    (``item_ranks``: the ``CONTENT`` columns ``items`` has)."""
     strata = items.select(levels).with_columns(pl.all().cast(pl.String).fill_null(""))
     return _draw(strata, item_ranks(items, seed), size, seed)
 
@@ -116,30 +124,38 @@ def stratified_indices(items: pl.DataFrame, size: int, seed: int, levels: tuple[
 def _draw(strata: pl.DataFrame, ranks: np.ndarray, size: int, seed: int) -> np.ndarray:
     """The sample: ``size`` rows spread over the first level's groups (``allocate``), then within
     each over the next level's, down to the innermost groups, which give their lowest-ranked rows.
-    At each step the groups are visited in a seeded random order (a hash of the seed and their
-    values) from a seeded random offset, so which group rounds up is random; nothing depends on
-    the rows' order, and every row has the same chance, ``size / rows``, to be in the sample."""
+    Each group's subgroups are laid out in a seeded random order (a hash of the seed and their
+    values) and rounded from a seeded random offset (a hash of the seed and the group's values), so
+    which subgroups round up is random; nothing depends on the rows' order, and every row has the
+    same chance, ``size / rows``, to be in the sample. All groups of a level at once (a suite of a
+    million items may have as many groups)."""
     if size >= strata.height:
         return np.arange(strata.height)
     if size <= 0:
         return np.zeros(0, dtype=np.int64)
-    levels = strata.columns
-    take: dict[tuple[str, ...], int] = {(): size}
+    levels = list(strata.columns)
+    start = int(_hashes([f"{seed}{SEPARATOR}offset"])[0]) % strata.height  # the root's: _hashed with no columns
+    parents = pl.DataFrame({"_k": [size], "_offset": [start]})
     for depth in range(len(levels)):
-        children: dict[tuple[str, ...], list[tuple[str, int]]] = {}
-        for *path, value, n in strata.group_by(levels[:depth + 1]).len().iter_rows():
-            children.setdefault(tuple(path), []).append((value, n))
-        spread = {}
-        for parent, n in take.items():
-            groups = sorted(children[parent], key=lambda group: (_hash(seed, "order", *parent, group[0]), group[0]))
-            offset = _hash(seed, "offset", *parent) % sum(n_rows for _, n_rows in groups)
-            for (value, _), k in zip(groups, allocate([n_rows for _, n_rows in groups], n, offset)):
-                if k:
-                    spread[(*parent, value)] = k
-        take = spread
-    quotas = pl.DataFrame([(*path, k) for path, k in take.items()], schema=[*levels, "_k"], orient="row")
-    rows = (strata.with_columns(_i=pl.int_range(pl.len(), dtype=pl.Int64), _rank=pl.Series(ranks, dtype=pl.UInt64))
-            .join(quotas, on=levels).sort("_rank", "_i"))
+        path, here = levels[:depth], levels[:depth + 1]
+        groups = strata.group_by(here).len("_n")
+        groups = groups.join(parents, on=path) if path else groups.join(parents, how="cross")
+        groups = groups.with_columns(_order=pl.Series(_hashed(groups, seed, "order", here)))
+        # the order within each parent is the hashes' (a window keeps the frame's order); the values
+        # break a tie between two hashes, never met so far, and it costs a sort on strings
+        groups = groups.sort("_order", *here) if groups["_order"].is_duplicated().any() else groups.sort("_order")
+        within = (lambda e: e.over(path)) if path else (lambda e: e)
+        sizes = groups["_n"].to_numpy().astype(np.int64)
+        cumulated = groups.select(within(pl.col("_n").cum_sum()))["_n"].to_numpy().astype(np.int64)
+        whole = groups.select(within(pl.col("_n").sum()))["_n"].to_numpy().astype(np.int64)
+        take = _rounded(sizes, cumulated, groups["_k"].to_numpy().astype(np.int64),
+                        groups["_offset"].to_numpy().astype(np.int64), whole)
+        groups = groups.with_columns(_k=pl.Series(take)).filter(pl.col("_k") > 0)
+        offsets = _hashed(groups, seed, "offset", here) % groups["_n"].to_numpy().astype(np.uint64)
+        parents = groups.select(*here, "_k", _offset=pl.Series(offsets.astype(np.int64)))
+    rows = strata.with_columns(_i=pl.int_range(pl.len(), dtype=pl.Int64)).join(parents.select(*levels, "_k"), on=levels)
+    index = rows["_i"].to_numpy()
+    rows = rows[np.lexsort((index, ranks[index]))]  # by rank; identical items by place
     chosen = rows.filter(pl.int_range(pl.len()).over(levels) < pl.col("_k"))["_i"].to_numpy()
     return np.sort(chosen)
 
