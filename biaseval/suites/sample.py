@@ -121,6 +121,11 @@ def stratified_indices(items: pl.DataFrame, size: int, seed: int, levels: tuple[
     return _draw(strata, item_ranks(items, seed), size, seed)
 
 
+def _within(expr: pl.Expr, path: list[str]) -> pl.Expr:
+    """``expr`` within each parent group (``path``: its columns; none at the top)."""
+    return expr.over(path) if path else expr
+
+
 def _draw(strata: pl.DataFrame, ranks: np.ndarray, size: int, seed: int) -> np.ndarray:
     """The sample: ``size`` rows spread over the first level's groups (``allocate``), then within
     each over the next level's, down to the innermost groups, which give their lowest-ranked rows.
@@ -144,10 +149,9 @@ def _draw(strata: pl.DataFrame, ranks: np.ndarray, size: int, seed: int) -> np.n
         # the order within each parent is the hashes' (a window keeps the frame's order); the values
         # break a tie between two hashes, never met so far, and it costs a sort on strings
         groups = groups.sort("_order", *here) if groups["_order"].is_duplicated().any() else groups.sort("_order")
-        within = (lambda e: e.over(path)) if path else (lambda e: e)
         sizes = groups["_n"].to_numpy().astype(np.int64)
-        cumulated = groups.select(within(pl.col("_n").cum_sum()))["_n"].to_numpy().astype(np.int64)
-        whole = groups.select(within(pl.col("_n").sum()))["_n"].to_numpy().astype(np.int64)
+        cumulated = groups.select(_within(pl.col("_n").cum_sum(), path))["_n"].to_numpy().astype(np.int64)
+        whole = groups.select(_within(pl.col("_n").sum(), path))["_n"].to_numpy().astype(np.int64)
         take = _rounded(sizes, cumulated, groups["_k"].to_numpy().astype(np.int64),
                         groups["_offset"].to_numpy().astype(np.int64), whole)
         groups = groups.with_columns(_k=pl.Series(take)).filter(pl.col("_k") > 0)
@@ -206,11 +210,11 @@ def profile(items: pl.DataFrame, indices: np.ndarray, seed: int) -> dict:
     those marked pro or anti (None where the suite has no such values). JSON, for run.json."""
     sample = items[indices]
 
+    def given(frame: pl.DataFrame, column: str) -> pl.Series:
+        return frame[column].drop_nulls() if column in frame.columns else pl.Series(column, [], dtype=pl.String)
+
     def stats(frame: pl.DataFrame) -> dict:
-        empty = pl.Series([], dtype=pl.String)
-        shares = frame["female_share"].drop_nulls() if "female_share" in frame.columns else empty
-        marked = frame["stereotype"].drop_nulls() if "stereotype" in frame.columns else empty
-        occupations = frame["occupation"].drop_nulls()
+        shares, marked, occupations = (given(frame, c) for c in ("female_share", "stereotype", "occupation"))
         return {"items": frame.height, "occupations": occupations.filter(occupations != "").n_unique(),
                 "female_share": float(shares.mean()) if len(shares) else None,
                 "pro": float((marked == "pro").mean()) if len(marked) else None}
