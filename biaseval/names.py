@@ -28,7 +28,9 @@ from pathlib import Path
 
 from biaseval.errors import ConfigError
 
-MAX_BYTES = 64
+# 48: the longest file name made of names, an embedding plot's embedding-<suite>-<system>[<condition>]-<language>.png,
+# is then at most 212 bytes, with room for a temporary name's suffix below the 255 file systems allow
+MAX_BYTES = 48
 # a run id: the config's name, a UTC time stamp and six hex digits (run/driver.py new_run_id)
 RUN_ID_BYTES = MAX_BYTES + 32
 PUNCTUATION = frozenset("._-+=")

@@ -56,10 +56,10 @@ IDENTITY = {"backend": "identity", "version": "v"}
 
 def test_a_system_name_that_climbs_out_of_the_run_directory_is_refused(tmp_path):
     config = identity_config(tmp_path, {"x/../../../escaped": IDENTITY})
-    refused(config, f"{config}:8: systems.'x/../../../escaped': a system's name holds '/'")
+    refused(config, f"{config}:8: systems.x/../../../escaped: a system's name holds '/'")
     before = files_under(tmp_path)
     out = tmp_path / "a" / "b" / "out"
-    refused(config, "systems.'x/../../../escaped'", command="sweep", extra=("--out", str(out)))
+    refused(config, "systems.x/../../../escaped", command="sweep", extra=("--out", str(out)))
     assert files_under(tmp_path) == before, "a refused sweep writes nothing, anywhere"
 
 
@@ -75,7 +75,7 @@ def test_a_config_name_that_is_a_path_is_refused_before_the_monitor_makes_its_ru
 
 def test_a_300_character_system_name_is_refused_naming_its_length(tmp_path):
     config = identity_config(tmp_path, {"s" * 300: IDENTITY})
-    out = refused(config, "a system's name is 300 bytes long in UTF-8; at most 64")
+    out = refused(config, "a system's name is 300 bytes long in UTF-8; at most 48")
     assert "rerun" not in out
 
 
@@ -94,7 +94,7 @@ def test_empty_nul_hidden_and_control_names_are_refused(tmp_path, name, reason):
 def test_a_condition_name_is_a_name_too(tmp_path):
     system = {**IDENTITY, "conditions": {"gender=../../x": {"requests": "female", "options": {"x": 1}}}}
     config = identity_config(tmp_path, {"identity": system})
-    refused(config, "systems.identity.conditions.'gender=../../x': a condition's name holds '/'")
+    refused(config, "systems.identity.conditions.gender=../../x: a condition's name holds '/'")
 
 
 def test_a_template_suite_name_variant_and_subset_are_names(tmp_path):
@@ -271,13 +271,14 @@ def test_a_tampered_status_table_cannot_point_the_monitor_outside_its_store(tmp_
         previous_run(status, tmp_path / "store" / "runs", "one")
 
 
+@pytest.mark.filterwarnings("ignore:Glyph.*missing from font")  # Devanagari: boxes in the charts (DejaVu Sans)
 def test_names_at_the_limits_run_end_to_end(tmp_path, ray_local):
-    """Accepted names at the edge of the rule (64 bytes; Devanagari; a condition) go through a whole
+    """Accepted names at the edge of the rule (48 bytes; Devanagari) go through a whole
     sweep, score and both reports, their shards in folders under the run directory."""
     hindi = "गूगल_अनुवाद"  # 11 characters, 33 bytes
-    long = "n" * 64
+    long = "n" * 48
     systems = {hindi: IDENTITY, long: IDENTITY}
-    config = identity_config(tmp_path, systems, name="m" * 64)
+    config = identity_config(tmp_path, systems, name="m" * 48)
     out = tmp_path / "out"
     result = run_cli("sweep", "--config", str(config), "--out", str(out))
     assert result.exit_code == 0, result.output
@@ -286,4 +287,4 @@ def test_names_at_the_limits_run_end_to_end(tmp_path, ray_local):
     report = (out / "report.md").read_text(encoding="utf-8")
     assert f"- system **{hindi}** (identity)" in report and f"| {long} |" in report
     assert (out / "report.html").is_file()
-    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["run_id"].startswith("m" * 64 + "-")
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["run_id"].startswith("m" * 48 + "-")

@@ -18,10 +18,11 @@ from pydantic import Field, field_validator
 
 from biaseval.config.frozen import Frozen as _Frozen
 from biaseval.config.monitor import MonitorConfig
+from biaseval.config.naming import check_run_names, check_system_names, name_error
 from biaseval.data.yamlio import YamlDoc, read_yaml
 from biaseval.errors import ConfigError
 from biaseval.label.rules import Detector, RuleSet, builtin
-from biaseval.names import Name, problem
+from biaseval.names import Name
 from biaseval.registry import Registry
 from biaseval.suites import SUITES, resolve_suite
 from biaseval.translate import TRANSLATORS
@@ -262,44 +263,13 @@ def load_config(path: str | Path) -> RunConfig:
     name, whether the file gave a name or a path."""
     doc = read_yaml(path, "config")
     config = doc.validate(RunConfig)
-
-    def fail(field: tuple, message: str) -> ConfigError:
-        return name_error(doc, field, message)
-
-    for name in config.systems:  # a system's name becomes a folder, a file name, a table cell, a label
-        if (reason := problem(name)) is not None:
-            raise fail(("systems", name), f"a system's name {reason}")
-    config = config.model_copy(update={"systems": expand(config.systems, fail)})  # conditions as systems
+    check_system_names(config.systems, doc)  # before a name becomes a folder, a file name, a cell, a label
+    config = config.model_copy(update={"systems": expand(config.systems, lambda field, message: name_error(
+        doc, field, message))})  # conditions as systems
     config = resolve_suites(config, doc.path.resolve().parent, doc)
-    for i, suite in enumerate(config.suites):
-        if (reason := problem(suite)) is not None:
-            raise fail(("suites", i), f"the suite's name {suite!r} {reason}")
-    for field, names in (("systems", config.systems), ("suites", config.suites)):
-        _one_folder_each(doc, field, list(names))
+    check_run_names(config.systems, config.suites, doc)
     _check_names(config, doc)
     return config
-
-
-def name_error(doc: YamlDoc, field: tuple, message: str) -> ConfigError:
-    """``doc.fail`` for a field whose path holds a name that may be anything (control characters, a
-    thousand characters): the name is shown quoted, escaped and shortened."""
-    shown = ".".join(str(k) if problem(k) is None or not isinstance(k, str) else _shown(k) for k in field)
-    return ConfigError(f"{doc.where(field)}: {shown}: {message}")
-
-
-def _shown(name: str) -> str:
-    text = ascii(name) if not name.isprintable() else repr(name)
-    return text if len(text) <= 48 else f"{text[:40]}…'"
-
-
-def _one_folder_each(doc: YamlDoc, field: str, names: list[str]) -> None:
-    """No two names that a case-insensitive file system (macOS, Windows) would give one folder."""
-    seen: dict[str, str] = {}
-    for name in names:
-        other = seen.setdefault(name.casefold(), name)
-        if other != name:
-            raise doc.fail((field,), f"{other!r} and {name!r} differ only in case: on a file system that ignores "
-                                     f"case they would share a folder; rename one")
 
 
 def _check_embedding(config: RunConfig, doc: YamlDoc) -> None:

@@ -31,5 +31,7 @@ def code(value: object) -> str:
     """``value`` as a code span: fenced by more backticks than it holds in a row (CommonMark), on one line."""
     text = _CONTROL.sub(" ", str(value))
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    # a space each side: kept off a backtick at either end, or stripped by the reader (CommonMark
+    # strips one space each side of a span that begins and ends with one)
+    pad = " " if text.startswith("`") or text.endswith("`") or (text[:1] == text[-1:] == " " and text.strip(" ")) else ""
     return f"{fence}{pad}{text}{pad}{fence}"
