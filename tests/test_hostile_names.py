@@ -91,6 +91,13 @@ def test_empty_nul_hidden_and_control_names_are_refused(tmp_path, name, reason):
     refused(config, f"{config}:8: systems.", f"a system's name {reason}")
 
 
+def test_a_suite_named_in_a_config_is_a_name_not_a_path(tmp_path):
+    (tmp_path / "elsewhere.yaml").write_text("name: elsewhere\n", encoding="utf-8")
+    (tmp_path / "conf" / "suites").mkdir(parents=True)  # <config dir>/suites/../../elsewhere.yaml exists
+    config = identity_config(tmp_path, suites=["../../elsewhere"], targets={})
+    refused(config, f"{config}:3: suites.0: suite '../../elsewhere' holds '/'", "a path ending in .yaml")
+
+
 def test_a_condition_name_is_a_name_too(tmp_path):
     system = {**IDENTITY, "conditions": {"gender=../../x": {"requests": "female", "options": {"x": 1}}}}
     config = identity_config(tmp_path, {"identity": system})
@@ -175,7 +182,7 @@ def test_report_md_shows_markup_from_the_data_as_text(tmp_path):
     pl.DataFrame({"system": ["one"], "suite": ["otsc-en"], "item_id": ["i1"], "label": [None],
                   "error": [f"HTTP 500: {HOSTILE}\nsecond line"]}, schema_overrides={"label": pl.String}).write_parquet(labels)
     report = render(metrics, info, None, read_failures(labels))
-    assert "<img" not in report and "&lt;img src=x onerror=alert(1)&gt;" in report
+    assert "<img" not in report and "&lt;img src=x onerror=alert(1)>" in report
     assert "$\\undefinedcmd$" not in report.replace("\\$\\\\undefinedcmd\\$", "")  # every $ escaped
     assert_tables_whole(report)
     failure = next(line for line in report.splitlines() if line.startswith("| one | otsc-en | 1 |"))

@@ -128,7 +128,12 @@ def _cells(line: str) -> list[str]:
             cell += line[k]
         k += 1
     cells.append(cell)
-    return [html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", c.strip())) for c in cells]
+    return [_references(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", c.strip())) for c in cells]
+
+
+def _references(text: str) -> str:
+    """Character references undone as CommonMark does: only those that end with ';'."""
+    return re.sub(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});", lambda m: html.unescape(m.group()), text)
 
 
 def _as_shown(text: str) -> str:
@@ -142,6 +147,7 @@ def _as_shown(text: str) -> str:
 @example("\\|")
 @example("<img src=x onerror=alert(1)>")
 @example("&lt;img&gt;")
+@example("R&D -> &copy &#169; &amp")
 @example("cost $\\undefinedcmd$ x")
 @example("`code | span`")
 def test_any_text_stays_in_its_markdown_cell(text):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 
-# characters that would be read as Markdown or HTML rather than shown: backslash first (it escapes),
-# | (a table's cell border), ` (code), $ (math on GitHub), and HTML's < > &
-_ESCAPES = {"\\": "\\\\", "|": "\\|", "`": "\\`", "$": "\\$", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
-_SPECIAL = re.compile(r"[\\|`$<>&]")
+# what would be read as Markdown or HTML rather than shown: a backslash (it escapes), | (a table's
+# cell border), ` (code), $ (math on GitHub), < (raw HTML: tags, comments, autolinks) and a & that
+# starts a character reference (&lt;). A > or a & elsewhere is shown as it is ("a -> b", "R&D").
+_ESCAPES = {"\\": "\\\\", "|": "\\|", "`": "\\`", "$": "\\$", "<": "&lt;", "&": "&amp;"}
+_SPECIAL = re.compile(r"[\\|`$<]|&(?=#?[0-9A-Za-z]+;)")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")  # line breaks and other controls: a space
 
 
