@@ -8,8 +8,8 @@ config's ``name``, a run id) is accepted when it
   file or folder name built from names stays far below the 255 bytes file systems allow;
 - starts with a letter or a digit (any script: ``गूगल`` is a name) and goes on with letters, combining
   marks, digits and the ASCII characters ``. _ - + =``: no ``/``, ``\\``, NUL or other control
-  character, no space, no markup (``| < > $ * [ ] ` ``), no Unicode format character (bidi
-  overrides, zero-width joiners);
+  character, no space, no other ASCII punctuation (``| < > $ * [ ]`` and the rest: markup in a table
+  or a chart), no Unicode format character (bidi overrides, zero-width joiners);
 - holds no ``..`` and does not end with ``.``;
 - is in Unicode normal form NFC (a file system that normalises names would otherwise give two
   different names one folder).
@@ -26,10 +26,16 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
+from typing import Annotated
+
+from pydantic import AfterValidator
+from pydantic_core import PydanticCustomError
+
 from biaseval.errors import ConfigError
 
-# 48: the longest file name made of names, an embedding plot's embedding-<suite>-<system>[<condition>]-<language>.png,
-# is then at most 212 bytes, with room for a temporary name's suffix below the 255 file systems allow
+# 48: the longest file name made of names, an embedding plot's
+# embedding-<suite>-<system>[<condition>]-<language>.png, is then at most 210 bytes, with room for a
+# temporary name's suffix below the 255 bytes file systems allow
 MAX_BYTES = 48
 # a run id: the config's name, a UTC time stamp and six hex digits (run/driver.py new_run_id)
 RUN_ID_BYTES = MAX_BYTES + 32
@@ -80,15 +86,12 @@ def component(text: str, what: str = "path component") -> str:
         reason = "is not a file or folder name"
     elif any(c in text for c in "/\\\0"):
         reason = "holds a path separator or NUL"
+    elif any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        reason = "holds a lone surrogate (not valid Unicode text)"
+    elif (size := len(text.encode("utf-8"))) > COMPONENT_BYTES:
+        reason = f"is {size} bytes long; a file name holds at most {COMPONENT_BYTES}"
     else:
-        try:
-            size = len(text.encode("utf-8"))
-        except UnicodeEncodeError:
-            size, reason = 0, "holds a lone surrogate"
-        else:
-            reason = f"is {size} bytes long; a file name holds at most {COMPONENT_BYTES}" if size > COMPONENT_BYTES else ""
-        if not reason:
-            return text
+        return text
     raise ConfigError(f"{what} {_quote(text)} {reason}: it cannot be made into a path")
 
 
@@ -121,21 +124,11 @@ def _quote(value: object) -> str:
 
 
 def _pydantic_name(value: str) -> str:
-    from pydantic_core import PydanticCustomError
-
     reason = problem(value)
     if reason is not None:
         raise PydanticCustomError("name", "{name} {reason}", {"name": _quote(value), "reason": reason})
     return value
 
 
-def pydantic_name():
-    """The rule as a pydantic type: ``field: names.Name`` (a field's error names its file and line)."""
-    from typing import Annotated
-
-    from pydantic import AfterValidator
-
-    return Annotated[str, AfterValidator(_pydantic_name)]
-
-
-Name = pydantic_name()
+# the rule as a field's type (``name: Name``): a model's error names the file, line and field
+Name = Annotated[str, AfterValidator(_pydantic_name)]
