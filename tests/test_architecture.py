@@ -14,16 +14,17 @@ PACKAGE = REPO / "biaseval"
 ALLOWED = {
     "errors": set(),
     "registry": {"errors"},
+    "names": {"errors"},
     "data": {"errors", "registry"},
-    "suites": {"data", "errors", "registry"},
+    "suites": {"data", "errors", "names", "registry"},
     "label": {"data", "errors", "registry"},
-    "translate": {"data", "errors", "registry", "suites"},
-    "config": {"data", "errors", "registry", "suites", "label", "translate"},
-    "run": {"biaseval", "config", "data", "errors", "registry", "suites", "translate"},
+    "translate": {"data", "errors", "names", "registry", "suites"},
+    "config": {"data", "errors", "names", "registry", "suites", "label", "translate"},
+    "run": {"biaseval", "config", "data", "errors", "names", "registry", "suites", "translate"},
     "metrics": {"biaseval", "config", "data", "errors", "registry", "suites", "label", "run"},
-    "report": {"biaseval", "config", "errors", "metrics", "run", "data"},
+    "report": {"biaseval", "config", "errors", "metrics", "names", "run", "data"},
     "pipeline": {"config", "errors", "metrics", "report", "run"},
-    "monitor": {"biaseval", "config", "errors", "metrics", "pipeline", "report", "run", "suites", "translate"},
+    "monitor": {"biaseval", "config", "errors", "metrics", "names", "pipeline", "report", "run", "suites", "translate"},
 }
 # the command line sits on top and may import anything
 TOP = {"cli", "__init__"}

@@ -185,7 +185,8 @@ def test_a_bad_condition_is_named_with_file_line_and_field(tmp_path, condition, 
 
 def test_a_condition_cannot_take_another_systems_name_nor_be_declared_by_hand(tmp_path):
     path = write_config(tmp_path, {"azure": azure_system(), "azure[gender=male]": {"backend": "identity"}})
-    with pytest.raises(ConfigError, match="systems.azure.conditions.gender=male: .*has the name of another system"):
+    with pytest.raises(ConfigError, match=r"systems.azure\[gender=male\]: a system's name holds '\['.*brackets are for the "
+                                          r"systems that conditions: makes"):
         load_config(path)
     path = write_config(tmp_path, {"copy": {"backend": "identity", "condition_of": "x"}})
     with pytest.raises(ConfigError, match="systems.copy.condition_of: set for the systems that conditions"):

@@ -18,9 +18,11 @@ from pydantic import Field, field_validator
 
 from biaseval.config.frozen import Frozen as _Frozen
 from biaseval.config.monitor import MonitorConfig
+from biaseval.config.naming import check_run_names, check_system_names, name_error
 from biaseval.data.yamlio import YamlDoc, read_yaml
 from biaseval.errors import ConfigError
 from biaseval.label.rules import Detector, RuleSet, builtin
+from biaseval.names import Name
 from biaseval.registry import Registry
 from biaseval.suites import SUITES, resolve_suite
 from biaseval.translate import TRANSLATORS
@@ -177,7 +179,8 @@ class OutputConfig(_Frozen):
 
 
 class RunConfig(_Frozen):
-    name: str = "run"
+    name: Name = Field(default="run", description="the run's name: in run ids, monitoring run folders and "
+                       "report titles (a name: see biaseval/names.py)")
     description: str = ""
     suites: tuple[str, ...] = Field(min_length=1, description="suite names, or paths of template suite files")
     systems: dict[str, SystemConfig] = Field(min_length=1)
@@ -260,8 +263,11 @@ def load_config(path: str | Path) -> RunConfig:
     name, whether the file gave a name or a path."""
     doc = read_yaml(path, "config")
     config = doc.validate(RunConfig)
-    config = config.model_copy(update={"systems": expand(config.systems, doc.fail)})  # conditions as systems
+    check_system_names(config.systems, doc)  # before a name becomes a folder, a file name, a cell, a label
+    config = config.model_copy(update={"systems": expand(config.systems, lambda field, message: name_error(
+        doc, field, message))})  # conditions as systems
     config = resolve_suites(config, doc.path.resolve().parent, doc)
+    check_run_names(config.systems, config.suites, doc)
     _check_names(config, doc)
     return config
 

@@ -19,6 +19,7 @@ import polars as pl
 from biaseval.config import RunConfig, load_config
 from biaseval.errors import ConfigError
 from biaseval.monitor.verdict import MEASURED, SystemDrift
+from biaseval.names import key, under
 from biaseval.run.filesystem import Folder, StoreOptions
 from biaseval.run.rundir import RunDir
 
@@ -33,6 +34,12 @@ def store_dirs(config: RunConfig, config_dir: Path) -> tuple[Path, "History"]:
     if where and not Folder(where).remote and not Path(where).is_absolute():
         where = str(config_dir / where)
     return store / "runs", History(Folder(where or str(store), StoreOptions.of(config)), config.monitor.history)
+
+
+def run_folder(runs_dir: Path, run_id: str) -> Path:
+    """A monitoring run's directory in the store: ``runs/<run id>``, one folder under ``runs_dir``
+    whatever the id (one read back from a tampered status table included)."""
+    return under(runs_dir, run_id)
 
 
 class History:
@@ -56,7 +63,7 @@ class History:
         return table.sort("created_at", maintain_order=True)
 
     def append(self, kind: str, run_id: str, table: pl.DataFrame, now: datetime) -> None:
-        self.folder.write_parquet(f"{kind}/part-{run_id}.parquet", table.to_arrow())
+        self.folder.write_parquet(key(kind, f"part-{run_id}.parquet"), table.to_arrow())
         if sum(Path(f).name.startswith("part-") for f in self.files(kind)) > self.compact_after:
             self.compact(kind, run_id, now)
 
@@ -68,7 +75,7 @@ class History:
             return 0
         if self.retention_days is not None:
             table = table.filter(pl.col("created_at") >= now - timedelta(days=self.retention_days))
-        name = f"{kind}/compact-{run_id}.parquet"
+        name = key(kind, f"compact-{run_id}.parquet")
         self.folder.write_parquet(name, table.to_arrow())
         for rel in before:
             if rel != name:
@@ -91,7 +98,7 @@ def previous_run(status: pl.DataFrame | None, runs_dir: Path, system: str) -> Ru
         return None
     measured = status.filter((pl.col("system") == system) & pl.col("status").is_in(list(MEASURED))).sort("created_at")
     for run_id in reversed(measured["run_id"].to_list()):
-        run = RunDir(runs_dir / run_id)
+        run = RunDir(run_folder(runs_dir, run_id))
         if run.metrics.exists():
             return run
     return None

@@ -44,6 +44,7 @@ from biaseval.monitor.events import describe, model_change, recovery, reported_m
 from biaseval.monitor.history import (
     append_history,
     previous_run,
+    run_folder,
     store_dirs,
 )
 from biaseval.monitor.summary import summarise, write_drift
@@ -75,7 +76,7 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
     # One id for the whole monitoring run: its folder in the store, the sweep's run.json, metrics and
     # shards, drift.json, the notification, history and status rows (and later runs' baseline_run).
     run_id = new_run_id(config)
-    out = runs_dir / run_id
+    out = run_folder(runs_dir, run_id)
     previous_status = store.read("status")
 
     baseline_only = {b["system"] for b in monitor.baselines.values() if isinstance(b, dict) and "system" in b}

@@ -11,6 +11,7 @@ import polars as pl
 
 from biaseval.config import MonitorConfig
 from biaseval.monitor.verdict import SystemDrift
+from biaseval.report.escape import md, row
 from biaseval.run.rundir import RunDir, write_parquet_atomic, write_text_atomic
 
 
@@ -46,25 +47,25 @@ def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorCo
     stats = summary["statistics"]
     how = {"bh": "Benjamini–Hochberg (false discovery rate)", "holm": "Holm (family-wise error)",
            "none": "no correction"}[monitor.correction]
-    lines = [f"# Drift: {summary['run_id']}", "",
+    lines = [f"# Drift: {md(summary['run_id'])}", "",
              f"Alarm: **{'yes' if summary['alarm'] else 'no'}** (a watched metric changed by at least "
              f"{monitor.threshold:g} with its adjusted p < {monitor.alpha:g}, or a suite's McNemar adjusted p < "
              f"{monitor.alpha:g} with at least {monitor.threshold:.0%} of the items flipped). The run made "
              f"{stats['tests']} tests, corrected together by {how}.", ""]
     for s in systems:
-        lines += [f"## {s.system}: {s.status}", ""]
+        lines += [f"## {md(s.system)}: {md(s.status)}", ""]
         if s.message:
-            lines += [s.message, ""]
+            lines += [md(s.message), ""]
         if s.baseline:
-            lines += [f"Baseline: {s.baseline}", ""]
+            lines += [f"Baseline: {md(s.baseline)}", ""]
         if s.suites:
             lines += ["| suite | items | labels flipped | better / worse | McNemar p (adjusted) | labels p | "
                       "detectable change | text changed |", "|---|---|---|---|---|---|---|---|"]
             for i in s.suites:
-                lines.append(f"| {i['suite']} | {i['items']} | {i['flipped']} ({i['flipped_share']:.1%}) | "
-                             f"{i['better']} / {i['worse']} | {i['mcnemar_p']:.3g} ({i['mcnemar_p_adjusted']:.3g}) | "
-                             f"{i['labels_p']:.3g} | {100 * i['detectable_change']:.1f} pts | "
-                             f"{i['text_changed_share']:.1%} |")
+                lines.append(row(i["suite"], i["items"], f"{i['flipped']} ({i['flipped_share']:.1%})",
+                                 f"{i['better']} / {i['worse']}",
+                                 f"{i['mcnemar_p']:.3g} ({i['mcnemar_p_adjusted']:.3g})", f"{i['labels_p']:.3g}",
+                                 f"{100 * i['detectable_change']:.1f} pts", f"{i['text_changed_share']:.1%}"))
             lines += ["", f"Detectable change: the smallest shift of the outcome that McNemar's test finds with "
                           f"power {monitor.power:g} at alpha {monitor.alpha:g} on these items (churn "
                           f"{monitor.churn:g}).", ""]
@@ -74,24 +75,20 @@ def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorCo
             lines += ["| suite | subset | metric | baseline | now | change [95% CI] | test | p | adjusted p | significant |",
                       "|---|---|---|---|---|---|---|---|---|---|"]
             for r in watched.head(40).iter_rows(named=True):
-                lines.append(f"| {r['suite']} | {r['subset']} | {r['metric']} | {r['baseline_value']:.4f} | "
-                             f"{r['value']:.4f} | {r['change']:+.4f} [{r['change_low']:+.4f}, {r['change_high']:+.4f}] | "
-                             f"{r['test']} | {_p(r['p'])} | {_p(r['p_adjusted'])} | {'**yes**' if r['significant'] else ''} |")
+                lines.append(row(r["suite"], r["subset"], r["metric"], f"{r['baseline_value']:.4f}", f"{r['value']:.4f}",
+                                 f"{r['change']:+.4f} [{r['change_low']:+.4f}, {r['change_high']:+.4f}]", r["test"],
+                                 _p(r["p"]), _p(r["p_adjusted"]), "**yes**" if r["significant"] else ""))
             lines.append("")
         if s.flips is not None and s.flips.height:
             lines += [f"Flipped labels (first {monitor.flips_in_report} of {s.flips.height}):", "",
                       "| suite | item | baseline label | now | baseline translation | translation now |",
                       "|---|---|---|---|---|---|"]
             for r in s.flips.head(monitor.flips_in_report).iter_rows(named=True):
-                lines.append(f"| {r['suite']} | {r['item_id']} | {r['label_base']} | {r['label']} | "
-                             f"{_cell(r['translation_base'])} | {_cell(r['translation'])} |")
+                lines.append(row(r["suite"], r["item_id"], r["label_base"], r["label"], r["translation_base"] or "",
+                                 r["translation"] or ""))
             lines.append("")
     return "\n".join(lines) + "\n"
 
 
 def _p(p: float | None) -> str:
     return "—" if p is None or p != p else f"{p:.3g}"
-
-
-def _cell(text: str | None) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")

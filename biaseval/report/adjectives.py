@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from biaseval.report.escape import row
+
 WITHOUT, WITH = "winomt-en", "winomt-en-adj"
 ANTI = pl.col("subset").str.contains(r"^[a-z]{2,3}/anti$")
 
@@ -51,8 +53,8 @@ def adjective_section(metrics: pl.DataFrame) -> list[str]:
         without = (f"{_pct(r['acc_without'])} [{_pct(r['without_low'])}, {_pct(r['without_high'])}]"
                    if r["acc_without"] is not None else "—")
         delta = "—" if r["delta"] is None else f"{100 * r['delta']:+.1f}"
-        lines.append(f"| {r['language']} | {r['system']} | {without} | {_pct(r['acc_with'])} [{_pct(r['with_low'])}, "
-                     f"{_pct(r['with_high'])}] | {delta} | {r['n_without'] if r['n_without'] is not None else '—'} | "
-                     f"{r['n_with']} |")
+        lines.append(row(r["language"], r["system"], without,
+                         f"{_pct(r['acc_with'])} [{_pct(r['with_low'])}, {_pct(r['with_high'])}]", delta,
+                         r["n_without"] if r["n_without"] is not None else "—", r["n_with"]))
     return lines + [""]
 

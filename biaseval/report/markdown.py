@@ -13,6 +13,7 @@ import polars as pl
 from biaseval.report.adjectives import adjective_section
 from biaseval.report.collection import collected_once
 from biaseval.report.control import control_tables
+from biaseval.report.escape import code, md, row
 from biaseval.report.published import Published
 from biaseval.report.sampling import sample_section
 from biaseval.run.cost import cost_lines
@@ -112,8 +113,8 @@ def published_tables(metrics: pl.DataFrame, published: Published) -> list[str]:
     comparison = compare_published(metrics, published)
     out: list[str] = []
     for table in comparison.tables:
-        out.append(f"### {table.title}\n")
-        out.append("| | " + " | ".join(table.systems) + " |")
+        out.append(f"### {md(table.title)}\n")
+        out.append(row("", *table.systems))
         out.append("|---" * (len(table.systems) + 1) + "|")
         for label, cells in table.rows:
             line = [label]
@@ -126,11 +127,11 @@ def published_tables(metrics: pl.DataFrame, published: Published) -> list[str]:
                     line.append(f"**{cell.ours}** (paper {cell.paper}) [{cell.note}]")
                 else:
                     line.append(f"**{cell.ours}** (paper {cell.paper}) ≠")
-            out.append("| " + " | ".join(line) + " |")
+            out.append(row(*line))
         out.append("")
     if comparison.notes:
         out.append("Known differences between the paper's print and its recorded data:\n")
-        out.extend(f"{i}. {system}, {label}: {note}" for i, (system, label, note) in enumerate(comparison.notes, 1))
+        out.extend(f"{i}. {md(system)}, {md(label)}: {md(note)}" for i, (system, label, note) in enumerate(comparison.notes, 1))
         out.append("")
     return out
 
@@ -141,14 +142,14 @@ def all_metrics_tables(metrics: pl.DataFrame) -> list[str]:
     metrics = metrics.filter(~PER_OCCUPATION)
     for suite in metrics["suite"].unique(maintain_order=True).to_list():
         part = metrics.filter(pl.col("suite") == suite)
-        out.append(f"### {suite}\n")
+        out.append(f"### {md(suite)}\n")
         out.append(f"| system | subset | metric | value | {conf} CI | n |")
         out.append("|---|---|---|---|---|---|")
         for r in part.sort("system", "subset", "metric").iter_rows(named=True):
             scale, digits = (100, 2) if r["metric"] in PERCENT_METRICS else (1, 4)
             unit = " %" if scale == 100 else ""
             ci = f"[{_fmt(r['ci_low'], scale, digits)}, {_fmt(r['ci_high'], scale, digits)}]"
-            out.append(f"| {r['system']} | {r['subset']} | {r['metric']} | {_fmt(r['value'], scale, digits)}{unit} | {ci} | {r['n']} |")
+            out.append(row(r["system"], r["subset"], r["metric"], f"{_fmt(r['value'], scale, digits)}{unit}", ci, r["n"]))
         out.append("")
     return out
 
@@ -242,8 +243,7 @@ def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None
             if v is None:
                 return "—"
             return f"{_fmt(v, 100, 1)} [{_fmt(r.get(f'ci_low_{m}'), 100, 1)}, {_fmt(r.get(f'ci_high_{m}'), 100, 1)}]"
-        lines.append(f"| {r['suite']} | {r['language']} | {r['system']} | " + " | ".join(cell(m) for m in WINOMT_HEADLINE)
-                     + f" | {r.get('n_acc')} |")
+        lines.append(row(r["suite"], r["language"], r["system"], *(cell(m) for m in WINOMT_HEADLINE), r.get("n_acc")))
     lines.append("")
     if reasons is not None and reasons.height:
         unknown = reasons.filter(pl.col("label") == "unknown")
@@ -257,7 +257,7 @@ def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None
         for r in unknown.iter_rows(named=True):
             table.setdefault((r["suite"], r["tgt_lang"], r["system"]), {})[r["reason"]] = r["count"]
         for (suite, lang, system), counts in sorted(table.items()):
-            lines.append(f"| {suite} | {lang} | {system} | " + " | ".join(str(counts.get(k, 0)) for k in UNKNOWN_REASONS) + " |")
+            lines.append(row(suite, lang, system, *(counts.get(k, 0) for k in UNKNOWN_REASONS)))
         lines.append("")
     return lines
 
@@ -274,16 +274,16 @@ def occupations_section(metrics: pl.DataFrame) -> list[str]:
     for r in wide.iter_rows(named=True):
         def cell(m):
             return f"{r[f'value_{m}']:.2f} [{r[f'ci_low_{m}']:.2f}, {r[f'ci_high_{m}']:.2f}]"
-        lines.append(f"| {r['system']} | {r['suite']} | {r['subset']} | {cell('r_female_share')} | "
-                     f"{cell('rho_female_share')} | {r['n_r_female_share']} |")
+        lines.append(row(r["system"], r["suite"], r["subset"], cell("r_female_share"), cell("rho_female_share"),
+                         r["n_r_female_share"]))
     per = occupation_rates(metrics)
     for (suite, language), part in per.group_by("suite", "language", maintain_order=True):
         systems = sorted(part["system"].unique())
-        lines += ["", f"p_f by occupation, {suite} → {language} (%):", "",
-                  "| occupation | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
+        lines += ["", f"p_f by occupation, {md(suite)} → {md(language)} (%):", "",
+                  row("occupation", *systems), "|---" * (len(systems) + 1) + "|"]
         table = part.pivot(on="system", index="occupation", values="value", aggregate_function="first").sort("occupation")
-        for row in table.iter_rows(named=True):
-            lines.append(f"| {row['occupation']} | " + " | ".join(_fmt(row.get(sy), 100, 1) for sy in systems) + " |")
+        for rates in table.iter_rows(named=True):
+            lines.append(row(rates["occupation"], *(_fmt(rates.get(sy), 100, 1) for sy in systems)))
     return lines + [""]
 
 
@@ -300,7 +300,7 @@ def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
     lines = ["## Embedding bias before and after translation", "",
              "Per word w and the female/male target words f, m of its language: intensity = |cos(w, f) − cos(w, m)|, "
              "direction = cos(w, f) − cos(w, m) (positive leans female). Points above the diagonal lean female.", ""]
-    lines += [f"![{Path(p).stem}]({p})" for p in plots] + [""]
+    lines += [f"![{md(Path(p).stem)}]({md(p)})" for p in plots] + [""]
     figures = sanity(words) if words is not None else pl.DataFrame()
     if figures.height:
         lines += ["Sanity figures: cos(f, m) of each language's female and male word in its model (the paper's "
@@ -309,21 +309,21 @@ def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
                   "| suite | system | languages | cos(f, m) before | cos(f, m) after | words | rose to f | rose to m |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in figures.iter_rows(named=True):
-            lines.append(f"| {r['suite']} | {r['system']} | {r['src_lang']} → {r['tgt_lang']} | {r['cos_src_fm']:.3f} | "
-                         f"{r['cos_tgt_fm']:.3f} | {r['words']} | {_percent(r['share_rose_f'])} | {_percent(r['share_rose_m'])} |")
+            lines.append(row(r["suite"], r["system"], f"{r['src_lang']} → {r['tgt_lang']}", f"{r['cos_src_fm']:.3f}",
+                             f"{r['cos_tgt_fm']:.3f}", r["words"], _percent(r["share_rose_f"]), _percent(r["share_rose_m"])))
         lines.append("")
     if words is not None and words.height:
         notes = [n for n in map(describe_missing, missing_words(words)) if n]
-        lines += (["Words without a vector:", ""] + [f"- {n}" for n in notes] if notes
+        lines += (["Words without a vector:", ""] + [f"- {md(n)}" for n in notes] if notes
                   else ["Every word and translation has a vector in its embedding model."]) + [""]
     for (suite, side, language, system), part in bins.group_by("suite", "side", "language", "system", maintain_order=True):
         who = "source words" if side == "source" else f"translations by {system}"
         binning = f", {part['binning'][0]} bins" if "binning" in part.columns else ""
-        lines += [f"Bins, {suite}, {who} ({language}{binning}):", "",
+        lines += [f"Bins, {md(suite)}, {md(who)} ({md(language)}{md(binning)}):", "",
                   "| feature | bin | range | words | share | share of all | examples |", "|---|---|---|---|---|---|---|"]
         for r in part.iter_rows(named=True):
-            lines.append(f"| {r['feature']} | {r['bin']} | [{r['lo']:.3f}, {r['hi']:.3f}] | {r['count']} | "
-                         f"{100 * r['share']:.1f}% | {_percent(r.get('share_all'))} | {r['examples']} |")
+            lines.append(row(r["feature"], r["bin"], f"[{r['lo']:.3f}, {r['hi']:.3f}]", r["count"],
+                             f"{100 * r['share']:.1f}%", _percent(r.get("share_all")), r["examples"]))
         lines.append("")
     if bins.height:
         lines += ["Direction is binned by its size on each side: bin 1 is the weakest lean, female (direction+) and "
@@ -336,8 +336,8 @@ def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
         lines += ["| suite | system | language | source class | words | " + " | ".join(genders) + " |",
                   "|---" * (5 + len(genders)) + "|"]
         for r in shift_table(shift).iter_rows(named=True):
-            cells = " | ".join(_fmt(r.get(f"share_{g}"), 100, 1) for g in genders)
-            lines.append(f"| {r['suite']} | {r['system']} | {r['tgt_lang']} | {r['gender_class']} | {r['words']} | {cells} |")
+            lines.append(row(r["suite"], r["system"], r["tgt_lang"], r["gender_class"], r["words"],
+                             *(_fmt(r.get(f"share_{g}"), 100, 1) for g in genders)))
         lines.append("")
     return lines
 
@@ -350,8 +350,7 @@ def failures_section(failures: pl.DataFrame) -> list[str]:
              "They are not scored (each metric's `n` counts only translated items); rerunning the sweep "
              "retries them.", "", "| system | suite | items | most common error |", "|---|---|---|---|"]
     for r in failures.iter_rows(named=True):
-        error = (r["error"] or "").replace("|", "\\|").replace("\n", " ")[:200]
-        lines.append(f"| {r['system']} | {r['suite']} | {r['items']} | {error} |")
+        lines.append(row(r["system"], r["suite"], r["items"], (r["error"] or "")[:200]))
     return lines + [""]
 
 
@@ -366,13 +365,13 @@ def control_section(metrics: pl.DataFrame, systems: dict[str, dict]) -> list[str
              "(unknown or ambiguous); unasked: the same share for the system without the request, on the same "
              "items. Percent, with 95% bootstrap intervals.", ""]
     for table in tables:
-        lines += [f"### {table.system}", "", "| condition | requests | suite | subset | asked | unread | unasked | n |",
+        lines += [f"### {md(table.system)}", "", "| condition | requests | suite | subset | asked | unread | unasked | n |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in table.rows:
             cells = [f"{_fmt(c.value, 100, 1)} [{_fmt(c.low, 100, 1)}, {_fmt(c.high, 100, 1)}]" if c else "—"
                      for c in (r.shares.get(m) for m in ("control_acc", "control_unknown", "control_unasked"))]
-            lines.append(f"| {r.condition or r.system} | {r.requests} | {r.suite} | {r.subset} | "
-                         + " | ".join(cells) + f" | {r.n if r.n is not None else '—'} |")
+            lines.append(row(r.condition or r.system, r.requests, r.suite, r.subset, *cells,
+                             r.n if r.n is not None else "—"))
         lines.append("")
     return lines
 
@@ -385,7 +384,7 @@ def cost_section(cost: dict | None) -> list[str]:
     lines = ["## Cost", "", "In the currency of the configured prices; billed: the units the rows record, "
              "at those prices; estimated: the plan's, before the run.", "",
              "| system | billed units | billed cost | estimated cost |", "|---|---|---|---|"]
-    lines += [f"| {name} | {units} | {actual} | {planned} |" for name, units, actual, planned in rows]
+    lines += [row(*line) for line in rows]
     return lines + [""]
 
 
@@ -400,28 +399,31 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
             embedding: dict | None, reasons: pl.DataFrame | None) -> str:
     config = run_info["config"]
     lines = [
-        f"# biaseval report: {config['name']}",
+        f"# biaseval report: {md(config['name'])}",
         "",
-        config.get("description", "") or "",
+        md(config.get("description", "") or ""),
         "",
-        f"- run: `{run_info['run_id']}` (config hash `{run_info['config_hash']}`, biaseval {run_info['biaseval_version']})",
-        f"- created {run_info['created_at']}, updated {run_info['updated_at']}",
+        f"- run: {code(run_info['run_id'])} (config hash {code(run_info['config_hash'])}, biaseval "
+        f"{md(run_info['biaseval_version'])})",
+        f"- created {md(run_info['created_at'])}, updated {md(run_info['updated_at'])}",
     ]
     for suite, d in run_info["suites"].items():
-        origin = f"dataset {d['dataset']} @ `{d['commit'][:12]}`" if d.get("commit") else "template"
-        lines.append(f"- {suite} (version {d['version']}, {d['size']:,} items): {origin}, fingerprint `{d['fingerprint'][:12]}`")
+        origin = f"dataset {md(d['dataset'])} @ {code(d['commit'][:12])}" if d.get("commit") else "template"
+        lines.append(f"- {md(suite)} (version {md(d['version'])}, {d['size']:,} items): {origin}, fingerprint "
+                     f"{code(d['fingerprint'][:12])}")
     for name, s in run_info["systems"].items():
-        lines.append(f"- system **{name}** ({s['backend']}): {s['version'] or 'no version given'}; suites: {', '.join(s['suites'])}")
+        lines.append(f"- system **{md(name)}** ({md(s['backend'])}): {md(s['version'] or 'no version given')}; "
+                     f"suites: {md(', '.join(s['suites']))}")
     signatures = metrics.select("signature").unique().sort("signature")["signature"].to_list() if "signature" in metrics.columns else []
     if signatures:
         lines += ["", "<details><summary>Signatures</summary>", ""]
-        lines += [f"- `{s}`" for s in signatures]
+        lines += [f"- {code(s)}" for s in signatures]
         lines += ["", "</details>"]
     lines.append("")
     lines += cost_section(run_info.get("cost"))
     lines += sample_section(run_info)
     if published is not None:
-        lines += [f"## Published tables recomputed ({published.cite})", "",
+        lines += [f"## Published tables recomputed ({md(published.cite)})", "",
                   "Each cell: recomputed value at the paper's precision; ✓ where it equals the printed value, "
                   "**bold** with the printed value where it does not.", ""]
         lines += published_tables(metrics, published)

@@ -22,9 +22,11 @@ from biaseval.report.plots import (
     _render,
     _systems,
     figure,
+    plain_text,
 )
 
 
+@plain_text
 def occupation_charts(per_language: list[pl.DataFrame], colours: dict[str, str],
                       shares: dict[str, float] | None = None, metric_name: str = "p_f",
                       limit: int = 60) -> list[tuple[bytes, int]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -9,13 +10,33 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.errors import MissingExtra
+from biaseval.names import under
 
 CLASS_COLOURS = {"feminine": "#c0392b", "masculine": "#2471a3", "neutral": "#7f8c8d"}
 
 
+def plain_text(draw):
+    """``draw`` run with matplotlib's mathtext off: every text its figures show (system names, subsets,
+    occupations, languages) is drawn as written, ``$`` and ``\\`` included, never parsed as a formula
+    (``cost $\\undefined$`` would fail the whole report). Every function the reports call to draw
+    figures wears it (tests/test_names.py draws each with hostile labels)."""
+
+    @functools.wraps(draw)
+    def plain(*args, **kwargs):
+        try:
+            import matplotlib
+        except ImportError:
+            return draw(*args, **kwargs)  # figure() names the extra to install
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return plain
+
+
 def figure(figsize: tuple[float, float]):
     """A matplotlib figure drawn off-screen by Agg, without pyplot: no figure manager to register and
-    close, no GUI backend to look for, and pyplot's import not paid."""
+    close, no GUI backend to look for, and pyplot's import not paid. Its texts are parsed as mathtext
+    unless it is made and drawn under ``plain_text``."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -26,6 +47,7 @@ def figure(figsize: tuple[float, float]):
     return fig
 
 
+@plain_text
 def embedding_scatter(features: pl.DataFrame, folder: Path) -> list[Path]:
     """Per suite × system: cos(w, m) against cos(w, f) before (source) and after (target) translation,
     with the diagonal where both are equal; points coloured by the word's gender class."""
@@ -52,7 +74,7 @@ def embedding_scatter(features: pl.DataFrame, folder: Path) -> list[Path]:
         axes[0].legend(loc="upper left", fontsize=8)
         fig.suptitle(f"{suite}: {system} ({src} → {tgt}); above the diagonal leans female")
         fig.tight_layout()
-        path = folder / f"embedding-{suite}-{system}-{tgt}.png"
+        path = under(folder, f"embedding-{suite}-{system}-{tgt}.png")
         tmp = path.with_name(f".{path.name}.tmp")
         fig.savefig(tmp, dpi=110, format="png")
         os.replace(tmp, path)
@@ -244,6 +266,7 @@ def _systems(frame: pl.DataFrame, colours: dict[str, str]) -> list[str]:
     return [s for s in colours if s in present] + sorted(present - set(colours))
 
 
+@plain_text
 def proportion_bars(frame: pl.DataFrame, colours: dict[str, str], metrics: tuple[str, ...] = ("p_m", "p_f"),
                     title: str = "", limit: int = 40) -> tuple[bytes, int]:
     """One panel per metric (p_m, p_f): a group of bars per set (``subset``), one bar per system, with
@@ -268,6 +291,7 @@ def proportion_bars(frame: pl.DataFrame, colours: dict[str, str], metrics: tuple
     return _png(fig), len(groups)
 
 
+@plain_text
 def tgbi_bars(frame: pl.DataFrame, colours: dict[str, str]) -> bytes:
     """Left: P per set (bars per system, CI whiskers); right: the TGBI index (mean P over the paper's sets)."""
     sets = frame.filter((pl.col("metric") == "P")).with_columns(pl.col("subset").alias("group"))
@@ -311,6 +335,7 @@ def _system_bars(ax, frame: pl.DataFrame, systems: list[str], colours: dict[str,
     return placed
 
 
+@plain_text
 def winomt_bars(frame: pl.DataFrame, colours: dict[str, str], marks: dict[str, str] | None = None,
                 metrics: tuple[str, ...] = ("acc", "delta_g", "delta_s")) -> bytes:
     """One panel per metric (Acc, ΔG, ΔS on subset ``all``), a bar per system with CI whiskers. ``marks``
@@ -341,6 +366,7 @@ def winomt_bars(frame: pl.DataFrame, colours: dict[str, str], marks: dict[str, s
     return _png(fig)
 
 
+@plain_text
 def winomt_language_bars(frame: pl.DataFrame, colours: dict[str, str],
                          metrics: tuple[str, ...] = ("acc", "delta_g", "delta_s")) -> bytes:
     """WinoMT per target language: one panel per metric, a group of bars per language (``subset``),

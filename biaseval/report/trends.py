@@ -20,6 +20,7 @@ from biaseval.report.plots import (
     _systems,
     figure,
     metric_label,
+    plain_text,
 )
 
 
@@ -38,11 +39,13 @@ def fixed_limits(metric: str, values: list[float]) -> tuple[float, float] | None
     return None
 
 
+@plain_text
 def trend_plot(history: pl.DataFrame, colours: dict[str, str], panels: list[tuple[str, str]]) -> bytes:
     """``trend_figure`` as a PNG."""
     return _png(trend_figure(history, colours, panels))
 
 
+@plain_text
 def trend_figure(history: pl.DataFrame, colours: dict[str, str], panels: list[tuple[str, str]]):
     """Drift over time: one panel per (subset, metric), ``value`` against ``created_at`` per system with
     its CI as whiskers, the baseline each run was compared with as a dashed line (value − change), and

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from biaseval import __version__
 from biaseval.config import RunConfig
 from biaseval.errors import RunDirError
+from biaseval.names import RUN_ID_BYTES, check
 from biaseval.run import cost
 from biaseval.run.cluster import ray_running, ray_session
 from biaseval.run.execute import Outcome, Progress, Task, execute, start_actors
@@ -72,7 +73,9 @@ def existing_run(out: Path | str, options: StoreOptions | None = None) -> dict |
 
 
 def new_run_id(config: RunConfig) -> str:
-    return f"{config.name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
+    """``<config name>-<UTC time>-<6 hex digits>``: a name (biaseval/names.py), used as a folder name."""
+    return check(f"{config.name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}", "run id",
+                 RUN_ID_BYTES)
 
 
 def write_items(path: Path, suites: dict[str, SuiteData]) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from biaseval.errors import OutputError, RunDirError
+from biaseval.names import component, key
 from biaseval.run.filesystem import (
     MANIFEST,
     Folder,
@@ -92,8 +93,8 @@ class RunDir:
 
     # --- shards: written by the workers, wherever the run lives ---------------------------------
     def shard_path(self, system: str, suite: str, index: int) -> str:
-        """A shard's name within ``shards``."""
-        return f"{system_folder(system)}/suite={suite}/shard-{index:05d}.parquet"
+        """A shard's name within ``shards``: one folder per system and suite, whatever their names."""
+        return key(system_folder(system), f"suite={suite}", f"shard-{index:05d}.parquet")
 
     def write_shard(self, rel: str, table: pa.Table, metadata: dict[bytes, bytes]) -> None:
         self.shards.write_parquet(rel, table, metadata)
@@ -226,9 +227,11 @@ _UNSAFE_IN_PATHS = frozenset('!%[]*?{}#\\^`|<>"~')
 def system_folder(system: str) -> str:
     """The folder of a system's shards: ``system=<name>``, with characters unsafe in paths (brackets,
     glob characters) written ``!XX``: ``azure[gender=female]`` → ``system=azure!5Bgender=female!5D``.
-    The name itself (in the rows, run.json, metrics, reports) is unchanged."""
+    The name itself (in the rows, run.json, metrics, reports) is unchanged. A name that cannot be one
+    folder (a ``/`` in it, too long: one that ``biaseval.names`` refuses, read back from a run.json)
+    is a ConfigError, never a path out of the run directory."""
     safe = "".join(f"!{ord(c):02X}" if c in _UNSAFE_IN_PATHS or ord(c) < 32 or ord(c) == 127 else c for c in system)
-    return f"system={safe}"
+    return component(f"system={safe}", "the shard folder of system")
 
 
 def staging_dir(location: str) -> Path:

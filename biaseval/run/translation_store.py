@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from biaseval.errors import BiasevalError
+from biaseval.names import key
 from biaseval.run.filesystem import Folder, StoreOptions
 
 KEY = ["src_lang", "tgt_lang", "source"]
@@ -232,7 +233,7 @@ class TranslationStore:
     # --- every worker sees the same store -------------------------------------------------------
     def mark(self, run_id: str) -> str:
         """Leave a marker for this sweep's workers to find (``check_reachable``); returns its name."""
-        name = f"_reach/{run_id}-{uuid.uuid4().hex[:8]}.json"
+        name = key("_reach", f"{run_id}-{uuid.uuid4().hex[:8]}.json")
         self.store.write_text(name, json.dumps({"run_id": run_id}) + "\n")
         return name
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from biaseval.errors import ConfigError
+from biaseval.names import problem
 from biaseval.suites import tgbi_hi, winomt_en, winomt_en_adj, winomt_hi  # noqa: F401  (registration)
 from biaseval.suites.base import (
     ITEM_SCHEMA,
@@ -46,6 +47,9 @@ def resolve_suite(name: str, config_dir: Path, lexicon: str | Path | None = None
         return BUILTIN[name]
     if name in SUITES and not isinstance(SUITES.get(name), TemplateSuite):
         return SUITES.get(name)
+    if not name.endswith((".yaml", ".yml")) and (reason := problem(name)) is not None:  # a name, not a path
+        raise ConfigError(f"{where + ': ' if where else ''}suite {name!r} {reason} (a suite file is given by "
+                          f"a path ending in .yaml)")
     path = suite_path(name, config_dir)
     if path is None and name in SUITES:  # a template suite this process loaded from a path
         return SUITES.get(name)

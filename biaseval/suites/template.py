@@ -42,6 +42,7 @@ from biaseval.data.datasets import get_spec, resolve
 from biaseval.data.lexicons import load_lexicon, load_lexicon_header
 from biaseval.data.textio import read_lines
 from biaseval.data.yamlio import read_yaml
+from biaseval.names import Name, problem
 from biaseval.suites.base import ITEM_SCHEMA, Subset, Suite, SuiteData
 
 
@@ -50,10 +51,10 @@ class _Strict(BaseModel):
 
 
 class Variant(_Strict):
-    name: str = Field(min_length=1)
+    name: Name
     gold: Literal["male", "female", "neutral"]
     fill: dict[str, str] = Field(default_factory=dict)
-    stem: str | None = Field(default=None, description="upstream file stem of this variant's recorded outputs")
+    stem: Name | None = Field(default=None, description="upstream file stem of this variant's recorded outputs")
 
 
 class Occupations(_Strict):
@@ -70,11 +71,11 @@ class Occupations(_Strict):
 
 
 class TemplateSpec(_Strict):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    name: Name = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     version: int = Field(ge=1)
     description: str = ""
-    src_lang: str
-    targets: tuple[str, ...] = Field(min_length=1)
+    src_lang: Name
+    targets: tuple[Name, ...] = Field(min_length=1)
     template: str = Field(min_length=1)
     occupations: Occupations
     variants: tuple[Variant, ...] = Field(min_length=1)
@@ -155,6 +156,10 @@ def load_template(path: str | Path, lexicon: str | Path | None = None) -> Suite:
         spec.subset.format(target="x", variant="y")
     except (KeyError, IndexError) as exc:
         raise doc.fail(("subset",), f"may use {{target}} and {{variant}} only, not {exc}") from None
+    for subset in dict.fromkeys(spec.subset.format(target=t, variant=v.name) for t in spec.targets for v in spec.variants):
+        bad = next((part for part in subset.split("/") if problem(part) is not None), None)
+        if bad is not None:  # a subset is names joined by '/': a table cell and a chart label
+            raise doc.fail(("subset",), f"makes the subset {subset!r}, whose part {bad!r} {problem(bad)}")
 
     occ = spec.occupations
     base = Path(path).resolve().parent

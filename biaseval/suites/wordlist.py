@@ -23,6 +23,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from biaseval.data.yamlio import YamlDoc
+from biaseval.names import Name
 from biaseval.suites.base import ITEM_SCHEMA, Subset, Suite, SuiteData
 
 CLASSES = ("feminine", "masculine", "neutral")
@@ -31,12 +32,12 @@ GOLD = {"feminine": "female", "masculine": "male", "neutral": "neutral"}
 
 class WordListSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    name: Name = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     kind: str = "words"
     version: int = Field(ge=1)
     description: str = ""
-    src_lang: str
-    targets: tuple[str, ...] = Field(min_length=1)
+    src_lang: Name
+    targets: tuple[Name, ...] = Field(min_length=1)
     words: str = Field(min_length=1, description="'bolukbasi' (the default list) or a .txt/.csv path")
     detectors: dict[str, str]
 

@@ -22,15 +22,14 @@ with ``conditions``, ``options``, ``requests`` and ``condition_of`` fields (``co
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from biaseval.names import problem
+
 GENDERS = ("female", "male", "neutral")
 Gender = Literal["female", "male", "neutral"]
-# a condition's name: letters, digits and . _ = + -, e.g. gender=female, prompt.fem
-CONDITION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]*$")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -68,8 +67,8 @@ def expand(systems: dict[str, M], fail: Callable[[tuple, str], Exception]) -> di
     for name, cfg in systems.items():
         for label, condition in cfg.conditions.items():
             field = ("systems", name, "conditions", label)
-            if not CONDITION_NAME.match(label):
-                raise fail(field, "a condition's name is letters, digits and . _ = + - (e.g. gender=female)")
+            if (reason := problem(label)) is not None:  # a name (biaseval/names.py), e.g. gender=female
+                raise fail(field, f"a condition's name {reason}")
             full = conditioned_name(name, label)
             if full in out:
                 raise fail(field, f"the condition's system {full!r} has the name of another system")
