@@ -14,16 +14,20 @@ PACKAGE = REPO / "biaseval"
 ALLOWED = {
     "errors": set(),
     "registry": {"errors"},
-    "data": {"errors", "registry"},
+    # the rules every part applies at its edges: secrets (read, redact) and outbound URLs
+    "credentials": {"errors"},
+    "urls": set(),
+    "data": {"errors", "registry", "urls"},
     "suites": {"data", "errors", "registry"},
     "label": {"data", "errors", "registry"},
-    "translate": {"data", "errors", "registry", "suites"},
-    "config": {"data", "errors", "registry", "suites", "label", "translate"},
-    "run": {"biaseval", "config", "data", "errors", "registry", "suites", "translate"},
+    "translate": {"credentials", "data", "errors", "registry", "suites", "urls"},
+    "config": {"data", "errors", "registry", "suites", "label", "translate", "urls"},
+    "run": {"biaseval", "config", "credentials", "data", "errors", "registry", "suites", "translate"},
     "metrics": {"biaseval", "config", "data", "errors", "registry", "suites", "label", "run"},
     "report": {"biaseval", "config", "errors", "metrics", "run", "data"},
     "pipeline": {"config", "errors", "metrics", "report", "run"},
-    "monitor": {"biaseval", "config", "errors", "metrics", "pipeline", "report", "run", "suites", "translate"},
+    "monitor": {"biaseval", "config", "credentials", "errors", "metrics", "pipeline", "report", "run", "suites",
+                "translate", "urls"},
 }
 # the command line sits on top and may import anything
 TOP = {"cli", "__init__"}
