@@ -22,7 +22,7 @@ ALLOWED = {
     "label": {"data", "errors", "registry"},
     "translate": {"credentials", "data", "errors", "registry", "suites", "urls"},
     "config": {"data", "errors", "registry", "suites", "label", "translate", "urls"},
-    "run": {"biaseval", "config", "credentials", "data", "errors", "registry", "suites", "translate"},
+    "run": {"biaseval", "config", "credentials", "data", "errors", "registry", "suites", "translate", "urls"},
     "metrics": {"biaseval", "config", "data", "errors", "registry", "suites", "label", "run"},
     "report": {"biaseval", "config", "errors", "metrics", "run", "data"},
     "pipeline": {"config", "errors", "metrics", "report", "run"},

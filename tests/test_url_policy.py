@@ -78,6 +78,60 @@ def test_the_openai_base_url_from_the_environment_names_the_variable(tmp_path, m
         prepare(config, tmp_path)
 
 
+def test_the_object_store_endpoint_is_held_to_the_rule(tmp_path):
+    system = {"backend": "identity"}
+    code, output = _validate(_config(tmp_path, system, output={"endpoint": "http://10.0.0.7:9000"}))
+    assert code == 2 and "output.endpoint:" in output and "10.0.0.7" in output, output
+    code, output = _validate(_config(tmp_path, system, output={"endpoint": "http://10.0.0.7:9000",
+                                                                "allow_insecure_http": True}))
+    assert code == 0, output
+
+
+def test_a_dataset_mirror_is_held_to_the_rule(tmp_path, monkeypatch):
+    """Checked before anything is sent (the address is reserved for documentation: never reached)."""
+    from biaseval.data.datasets import fetch, registry
+    from biaseval.errors import DataError
+
+    monkeypatch.setenv("BIASEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BIASEVAL_ARCHIVE_MIRROR", "http://203.0.113.10/mirror")
+    spec = registry().get(sorted(registry())[0])
+    with pytest.raises(DataError, match=r"BIASEVAL_ARCHIVE_MIRROR: http:// to '203\.0\.113\.10'"):
+        fetch(spec)
+
+
+def test_a_download_redirected_to_clear_text_elsewhere_is_refused(tmp_path, monkeypatch):
+    """A mirror on this host that redirects to http:// on another host: not followed."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from biaseval.data.datasets import fetch, registry
+    from biaseval.errors import DataError
+
+    class Redirect(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(302)
+            self.send_header("Location", "http://203.0.113.10/elsewhere.tar.gz")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("BIASEVAL_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setenv("BIASEVAL_ARCHIVE_MIRROR", f"http://127.0.0.1:{server.server_address[1]}")
+        spec = registry().get(sorted(registry())[0])
+        with pytest.raises(DataError, match=r"redirect to http://203\.0\.113\.10, refused"):
+            fetch(spec)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
 # -- the rule itself, on generated strings ----------------------------------------------------------
 
 def _loopback(host: str) -> bool:
