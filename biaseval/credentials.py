@@ -32,7 +32,7 @@ import re
 import threading
 import unicodedata
 from functools import lru_cache
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 from biaseval.errors import ConfigError
 
@@ -118,7 +118,7 @@ def remember_url(url: str | None) -> None:
     except ValueError:
         remember(url)
         return
-    tail = url[url.find(parts.netloc) + len(parts.netloc):] if parts.netloc else url
+    tail = urlunsplit(("", "", parts.path, parts.query, parts.fragment))  # path?query#fragment
     remember(tail, parts.path, parts.query, parts.fragment, parts.password)
 
 

@@ -186,3 +186,10 @@ def test_describe_is_redacted_and_cut_after():
     error = ValueError("Invalid header value b'k3y-SECRET\\n'" + "x" * 5000)
     text = credentials.describe(error, limit=200)
     assert text.startswith("ValueError: Invalid header value b'***'") and len(text) <= 200
+
+
+def test_a_webhooks_path_and_query_are_secrets_its_host_is_not():
+    credentials.remember_url("https://hooks.example.com:8443/services/T000/B000/xoxb-path-token?token=abcdef123456")
+    text = redact("POST https://hooks.example.com:8443/services/T000/B000/xoxb-path-token?token=abcdef123456 "
+                  "failed; path %2Fservices%2FT000%2FB000%2Fxoxb-path-token")
+    assert "hooks.example.com:8443" in text and "xoxb" not in text and "abcdef123456" not in text
