@@ -1,5 +1,5 @@
 """Secrets: what they are, how they are read, and the one redactor that keeps them out of everything
-biaseval records (docs/security.md).
+biaseval records (docs/backends.md, "Credentials").
 
 A secret is a value that grants access: a backend's API key, a cloud session's keys and tokens, a
 webhook's auth header, and a webhook URL's path and query (a chat webhook's path is its token). They

@@ -1,5 +1,6 @@
-"""The one rule for every URL biaseval sends to (docs/security.md): a backend's endpoint, base_url,
-server_url or azure_endpoint, the monitor's webhook and report link, a dataset mirror.
+"""The one rule for every URL biaseval sends to (docs/backends.md, "Credentials"): a backend's
+endpoint, base_url, server_url or azure_endpoint, an object store's endpoint, the monitor's webhook
+and report link, a dataset mirror.
 
 ``check_url`` accepts ``https://HOST...``, and ``http://`` only to this host (``localhost``, an address
 of 127.0.0.0/8 or ``::1``) unless the field's ``allow_insecure_http`` says the network is trusted:

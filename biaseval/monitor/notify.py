@@ -41,8 +41,7 @@ MAX_WAIT_S = 60.0
 
 def check(notify: NotifyConfig) -> None:
     """Before the run: a webhook's auth variable that is not set is a config error (naming it), not a
-    notification lost an hour later. The webhook's path and query are secrets from here on."""
-    remember_url(notify.webhook)
+    notification lost an hour later."""
     _auth(notify)
 
 
@@ -132,7 +131,7 @@ class _Failed(Exception):
 def deliver(notify: NotifyConfig, body: dict, stream, sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """Send ``body`` to every configured channel; returns why each channel that failed for good failed."""
     payload = json.dumps(body, default=str).encode()
-    remember_url(notify.webhook)
+    remember_url(notify.webhook)  # its path and query may be its token: out of every reason logged
     secret = _auth(notify)
     failures = []
     channels = []
