@@ -8,11 +8,12 @@ from pathlib import Path
 import click
 
 from biaseval import __version__
+from biaseval.credentials import redact
 from biaseval.errors import BiasevalError
 
 
 def _fail(exc: BiasevalError) -> None:
-    click.echo(f"error: {exc}", err=True)
+    click.echo(f"error: {redact(str(exc))}", err=True)
     sys.exit(exc.exit_code)
 
 

@@ -15,16 +15,20 @@ ALLOWED = {
     "errors": set(),
     "registry": {"errors"},
     "names": {"errors"},
-    "data": {"errors", "registry"},
+    # the rules every part applies at its edges: secrets (read, redact) and outbound URLs
+    "credentials": {"errors"},
+    "urls": set(),
+    "data": {"errors", "registry", "urls"},
     "suites": {"data", "errors", "names", "registry"},
     "label": {"data", "errors", "registry"},
-    "translate": {"data", "errors", "names", "registry", "suites"},
-    "config": {"data", "errors", "names", "registry", "suites", "label", "translate"},
-    "run": {"biaseval", "config", "data", "errors", "names", "registry", "suites", "translate"},
+    "translate": {"credentials", "data", "errors", "names", "registry", "suites", "urls"},
+    "config": {"data", "errors", "names", "registry", "suites", "label", "translate", "urls"},
+    "run": {"biaseval", "config", "credentials", "data", "errors", "names", "registry", "suites", "translate", "urls"},
     "metrics": {"biaseval", "config", "data", "errors", "registry", "suites", "label", "run"},
     "report": {"biaseval", "config", "errors", "metrics", "names", "run", "data"},
     "pipeline": {"config", "errors", "metrics", "report", "run"},
-    "monitor": {"biaseval", "config", "errors", "metrics", "names", "pipeline", "report", "run", "suites", "translate"},
+    "monitor": {"biaseval", "config", "credentials", "errors", "metrics", "names", "pipeline", "report", "run",
+                "suites", "translate", "urls"},
 }
 # the command line sits on top and may import anything
 TOP = {"cli", "__init__"}

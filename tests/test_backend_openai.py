@@ -485,7 +485,7 @@ def test_the_sdks_own_exceptions_are_classified(backend):
 
 
 def test_openai_keys_and_api_key_headers_are_redacted():
-    from biaseval.translate.credentials import redact
+    from biaseval.credentials import redact
 
     key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
     assert redact(f"Incorrect API key provided: {key}.") == "Incorrect API key provided: ***."

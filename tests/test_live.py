@@ -6,10 +6,10 @@ import random
 
 import pytest
 
+from biaseval.credentials import redact
 from biaseval.translate.ratelimit import Limiter, Schedule
 from biaseval.translate.runner import RequestRunner, RetryPolicy
 from biaseval.translate.packing import pack
-from biaseval.translate.credentials import redact
 from biaseval.translate.base import BatchLimits, BatchOutput, Retry, TextTranslator
 
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from biaseval.config.frozen import Frozen as _Frozen
 from biaseval.config.monitor import MonitorConfig
@@ -27,6 +27,7 @@ from biaseval.registry import Registry
 from biaseval.suites import SUITES, resolve_suite
 from biaseval.translate import TRANSLATORS
 from biaseval.translate.conditions import Condition, Gender, conditions_of, expand
+from biaseval.urls import check_url
 
 
 def _unset(value) -> bool:
@@ -173,9 +174,19 @@ class MetricsConfig(_Frozen):
 class OutputConfig(_Frozen):
     """Where ``--out`` URIs (s3://, gs://) are reached; credentials come from the standard chains."""
 
-    endpoint: str | None = Field(default=None, description="an S3-compatible server, e.g. http://minio:9000 "
+    allow_insecure_http: bool = Field(default=False, description="allow an http:// endpoint that is not a "
+                                      "loopback address (signed requests and files then travel unencrypted)")
+    endpoint: str | None = Field(default=None, description="an S3-compatible server, e.g. https://minio:9000 "
                                  "(default: $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL)")
     region: str | None = Field(default=None, description="default: $AWS_REGION / $AWS_DEFAULT_REGION")
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:
+            check_url(value, allow_insecure_http=info.data.get("allow_insecure_http", False),
+                      carries="the store's signed requests and the run's files")
+        return value
 
 
 class RunConfig(_Frozen):

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_serializer, field_validator, model_validator
 
 from biaseval.config.frozen import Frozen as _Frozen
+from biaseval.urls import check_url, origin
 
 
 class NotifyConfig(_Frozen):  # where a monitoring run's notification goes, how hard to try (docs/monitoring.md)
     command: str | None = Field(default=None, description="run with the notification (JSON) on stdin")
+    allow_insecure_http: bool = Field(default=False, description="allow an http:// webhook (or report link) "
+                                      "that is not a loopback address: the body and auth header travel unencrypted")
     webhook: str | None = Field(default=None, description="POST the notification (JSON) to this URL")
     webhook_auth_env: str | None = Field(default=None, pattern=r"^\w+$", description="env variable: the auth value")
     webhook_auth_header: str = Field(default="Authorization", min_length=1)
@@ -21,6 +24,31 @@ class NotifyConfig(_Frozen):  # where a monitoring run's notification goes, how 
     on_ok: bool = Field(default=False, description="notify also when nothing happened (a heartbeat)")
     report_url: str | None = Field(default=None, description="the report's link, {run_id} filled in")
     evidence: int = Field(default=5, ge=0, description="largest significant changes and first flips it lists")
+
+    @field_validator("webhook")
+    @classmethod
+    def _webhook(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:
+            check_url(value, allow_insecure_http=info.data.get("allow_insecure_http", False),
+                      carries="the notification and its auth header")
+        return value
+
+    @field_validator("report_url")
+    @classmethod
+    def _report_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:
+            try:
+                filled = value.format(run_id="RUN")
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ValueError(f"only {{run_id}} is filled in ({type(exc).__name__}: {exc})") from None
+            check_url(filled, allow_insecure_http=info.data.get("allow_insecure_http", False),
+                      carries="its readers' requests")
+        return value
+
+    @field_serializer("webhook")
+    def _webhook_host(self, value: str | None) -> str | None:
+        """Dumped (run.json) as scheme://host[:port]: a chat webhook's path or query is its token."""
+        return origin(value) if value else value
 
 
 class SampleConfig(_Frozen):

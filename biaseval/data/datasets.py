@@ -5,7 +5,8 @@ Where a dataset is looked for, in order:
    (``Gender-Bias-Hi-En-Eval/``, ``mt_gender/``, ...).
 2. The user cache, ``$BIASEVAL_CACHE_DIR`` (default ``~/.cache/biaseval``), under ``datasets/<dir>@<commit>``.
 3. A download of the upstream archive at the pinned commit (``$BIASEVAL_ARCHIVE_MIRROR`` replaces
-   ``https://github.com``), verified file by file before it is unpacked into the cache.
+   ``https://github.com``), verified file by file before it is unpacked into the cache. The URL, and
+   any redirect it answers, is held to ``biaseval.urls.check_url`` (https, or http to this host).
    ``BIASEVAL_OFFLINE=1`` forbids the download.
 
 Every file is checked against its SHA-256 before it is used, wherever it came from.
@@ -21,7 +22,6 @@ import shutil
 import tarfile
 import tempfile
 import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -32,6 +32,7 @@ import yaml
 
 from biaseval.errors import DataError
 from biaseval.registry import Registry
+from biaseval.urls import check_url, opener
 
 GITHUB = "https://github.com"
 
@@ -173,7 +174,11 @@ def fetch(spec: DatasetSpec, *, timeout: float = 60.0) -> LocalDataset:
         return LocalDataset(spec, target, "cache")
     url = spec.archive_url(os.environ.get("BIASEVAL_ARCHIVE_MIRROR"))
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        check_url(url, carries="the request")
+    except ValueError as exc:
+        raise DataError(f"BIASEVAL_ARCHIVE_MIRROR: {exc}") from None
+    try:  # a redirect (GitHub answers one, to codeload) is followed only to a URL the same rule accepts
+        with opener(credential=False).open(url, timeout=timeout) as response:
             payload = response.read()
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)

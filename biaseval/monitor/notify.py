@@ -10,31 +10,31 @@ run's cost beside the plan's estimate and the report's link; ``text`` says the s
 for people (a chat webhook shows it).
 
 Delivery (``deliver``): the command gets the body on stdin, the webhook a JSON POST with the auth
-header whose value is read from ``notify.webhook_auth_env``. Each is tried up to ``notify.attempts``
-times, waiting ``backoff_s`` doubled per try (or the receiver's Retry-After); a webhook's 4xx other
-than 408 and 429 is not retried. A channel that still failed is logged, named in the result, and
-adds ``EXIT_NOT_DELIVERED`` to the exit status. The auth value and the webhook's path (which often
-holds a token) never reach a log.
+header whose value is read from ``notify.webhook_auth_env`` (``read_secret``: stripped, remembered by
+the redactor). Each is tried up to ``notify.attempts`` times, waiting ``backoff_s`` doubled per try
+(or the receiver's Retry-After); a webhook's 4xx other than 408 and 429 is not retried, nor is a
+redirect, which is never followed (the auth header would go with it). A channel that still failed is
+logged, named in the result, and adds ``EXIT_NOT_DELIVERED`` to the exit status. The auth value and
+the webhook's path and query (which often hold a token) never reach a log: logs name the webhook by
+scheme and host, and every reason goes through the redactor, which knows both.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 import polars as pl
 
 from biaseval.config.monitor import NotifyConfig
-from biaseval.errors import ConfigError
+from biaseval.credentials import Secret, read_secret, redact, remember_url
 from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.cost import money, units
-from biaseval.translate.credentials import redact
+from biaseval.urls import opener, origin
 
 MAX_WAIT_S = 60.0
 
@@ -42,9 +42,15 @@ MAX_WAIT_S = 60.0
 def check(notify: NotifyConfig) -> None:
     """Before the run: a webhook's auth variable that is not set is a config error (naming it), not a
     notification lost an hour later."""
-    if notify.webhook and notify.webhook_auth_env and not os.environ.get(notify.webhook_auth_env, "").strip():
-        raise ConfigError(f"monitor.notify.webhook_auth_env: environment variable {notify.webhook_auth_env} "
-                          f"(the webhook's {notify.webhook_auth_header} header) is not set")
+    _auth(notify)
+
+
+def _auth(notify: NotifyConfig) -> Secret | None:
+    """The webhook's auth value, read from its variable (None: no webhook or no auth configured)."""
+    if not (notify.webhook and notify.webhook_auth_env):
+        return None
+    return read_secret(notify.webhook_auth_env, f"the webhook's {notify.webhook_auth_header} header",
+                       where="monitor.notify.webhook_auth_env")
 
 
 def due(verdict: str, systems: list[SystemDrift], notify: NotifyConfig) -> bool:
@@ -125,13 +131,14 @@ class _Failed(Exception):
 def deliver(notify: NotifyConfig, body: dict, stream, sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """Send ``body`` to every configured channel; returns why each channel that failed for good failed."""
     payload = json.dumps(body, default=str).encode()
-    secret = os.environ.get(notify.webhook_auth_env or "", "").strip() if notify.webhook_auth_env else ""
+    remember_url(notify.webhook)  # its path and query may be its token: out of every reason logged
+    secret = _auth(notify)
     failures = []
     channels = []
     if notify.command:
         channels.append(("command", lambda: _run_command(notify, payload)))
     if notify.webhook:
-        channels.append((f"webhook {_where(notify.webhook)}", lambda: _post(notify, payload, secret)))
+        channels.append((f"webhook {origin(notify.webhook)}", lambda: _post(notify, payload, secret)))
     for name, send in channels:
         for attempt in range(1, notify.attempts + 1):
             try:
@@ -139,7 +146,7 @@ def deliver(notify: NotifyConfig, body: dict, stream, sleep: Callable[[float], N
                 print(f"monitor: notified {name}" + (f" (try {attempt})" if attempt > 1 else ""), file=stream)
                 break
             except _Failed as failed:
-                reason = _clean(str(failed), secret)
+                reason = redact(str(failed))
                 if not failed.retry or attempt == notify.attempts:
                     failures.append(f"{name}: {reason} (after {attempt} tr{'y' if attempt == 1 else 'ies'})")
                     print(f"monitor: notification NOT delivered to {failures[-1]}", file=stream)
@@ -158,16 +165,16 @@ def _run_command(notify: NotifyConfig, payload: bytes) -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise _Failed(f"{type(exc).__name__}: {exc}") from None
     if done.returncode != 0:
-        raise _Failed(f"exited {done.returncode}: {done.stderr.decode(errors='replace').strip()[:500]}")
+        raise _Failed(f"exited {done.returncode}: {redact(done.stderr.decode(errors='replace')).strip()[:500]}")
 
 
-def _post(notify: NotifyConfig, payload: bytes, secret: str) -> None:
+def _post(notify: NotifyConfig, payload: bytes, secret: Secret | None) -> None:
     headers = {"Content-Type": "application/json"}
     if secret:
-        headers[notify.webhook_auth_header] = secret
+        headers[notify.webhook_auth_header] = secret.reveal()
     request = urllib.request.Request(notify.webhook, data=payload, method="POST", headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=notify.timeout_s) as response:
+    try:  # a redirect is never followed: the body (and any auth header) go where configured or nowhere
+        with opener(credential=True).open(request, timeout=notify.timeout_s) as response:
             response.read()
     except urllib.error.HTTPError as exc:
         after = exc.headers.get("Retry-After") if exc.headers else None
@@ -184,13 +191,3 @@ def _seconds(value: str | None) -> float | None:
     except ValueError:
         return None
 
-
-def _where(url: str) -> str:
-    """A webhook as logs may name it: scheme and host, not the path (a chat webhook's path is its token)."""
-    parts = urlsplit(url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname}{port}" if parts.hostname else "(malformed URL)"
-
-
-def _clean(text: str, secret: str) -> str:
-    return redact(text.replace(secret, "***") if secret else text)

@@ -37,6 +37,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.config import load_config
+from biaseval.credentials import redact, remember_url
 from biaseval.errors import BiasevalError, ConfigError
 from biaseval.monitor import notify
 from biaseval.monitor.compare import item_drift, judge, metric_changes
@@ -55,7 +56,6 @@ from biaseval.monitor.verdict import (
     verdict,
 )
 from biaseval.run.rundir import RunDir
-from biaseval.translate.credentials import redact
 
 
 def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str | None = None,
@@ -68,6 +68,7 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
     monitor = config.monitor
     if monitor is None:
         raise ConfigError(f"{config_path}: no monitor: section (store, baselines, threshold, notify)")
+    remember_url(monitor.notify.webhook)  # its path and query may be a token: never in a record
     if not dry_run:
         notify.check(monitor.notify)
     config_dir = config_path.resolve().parent

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from biaseval.credentials import describe, redact
 from biaseval.errors import SweepFailed
 from biaseval.run.cluster import actor_bundle, actors_for, check_placement, unplaceable
 from biaseval.run.plan import Prepared, Shard
@@ -293,7 +294,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         except Exception as exc:  # noqa: BLE001 - reported below with the task named
             cause = getattr(exc, "cause", None) or exc
             if isinstance(cause, SystemStopped):  # no more requests: tasks in flight end at their next one
-                halted.setdefault(task.system, _redact(cause.reason))
+                halted.setdefault(task.system, redact(cause.reason))
                 stop(task.system, f"{task.system}: stopped: {halted[task.system]}")
             else:
                 stop(task.system, f"{task.name}: {_describe(exc)}")
@@ -321,17 +322,11 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     return outcome
 
 
-def _redact(text: str) -> str:
-    from biaseval.translate.credentials import redact
-
-    return redact(text)
-
-
 def _describe(exc: BaseException) -> str:
-    from biaseval.translate.credentials import redact
-
+    """A task's failure as the sweep reports it: the Ray error's cause (the worker's exception), or its
+    last line, through the redactor."""
     cause = getattr(exc, "cause", None)
     if cause is not None and cause is not exc:
-        return redact(f"{type(cause).__name__}: {cause}")
-    text = str(exc).strip().splitlines()
-    return redact(f"{type(exc).__name__}: {text[-1] if text else ''}")
+        return describe(cause)
+    text = redact(str(exc)).strip().splitlines()  # redacted before it is cut
+    return f"{type(exc).__name__}: {text[-1] if text else ''}"

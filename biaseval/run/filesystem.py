@@ -30,7 +30,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from biaseval.errors import DiskFullError, OutputError, RunDirError
+from biaseval.errors import ConfigError, DiskFullError, OutputError, RunDirError
+from biaseval.urls import check_url
 
 REMOTE_SCHEMES = ("s3", "gs", "gcs")
 MANIFEST = "_MANIFEST.json"
@@ -117,6 +118,7 @@ class StoreOptions:
 
     endpoint: str | None = None  # S3-compatible server, e.g. http://127.0.0.1:9000
     region: str | None = None
+    allow_insecure_http: bool = False  # an http:// endpoint that is not a loopback address (biaseval.urls)
 
     @classmethod
     def from_env(cls) -> "StoreOptions":
@@ -126,12 +128,14 @@ class StoreOptions:
     @classmethod
     def of(cls, config) -> "StoreOptions":
         """A run config's ``output:`` settings (``RunConfig.output``)."""
-        return cls(endpoint=config.output.endpoint, region=config.output.region)
+        return cls(endpoint=config.output.endpoint, region=config.output.region,
+                   allow_insecure_http=config.output.allow_insecure_http)
 
     def merged(self, other: "StoreOptions | None") -> "StoreOptions":
         if other is None:
             return self
-        return StoreOptions(endpoint=other.endpoint or self.endpoint, region=other.region or self.region)
+        return StoreOptions(endpoint=other.endpoint or self.endpoint, region=other.region or self.region,
+                            allow_insecure_http=other.allow_insecure_http or self.allow_insecure_http)
 
 
 @dataclass
@@ -305,6 +309,11 @@ def _remote_fs(uri: str, options: StoreOptions) -> tuple[pafs.FileSystem, str]:
     if parsed.scheme == "s3":
         kwargs = {}
         if options.endpoint:
+            try:  # from the config (checked there) or $AWS_ENDPOINT_URL(_S3)
+                check_url(options.endpoint, allow_insecure_http=options.allow_insecure_http,
+                          carries="the store's signed requests and the run's files")
+            except ValueError as exc:
+                raise ConfigError(f"output.endpoint (or $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL): {exc}") from None
             endpoint = urlparse(options.endpoint)
             kwargs["endpoint_override"] = endpoint.netloc or options.endpoint
             kwargs["scheme"] = endpoint.scheme or "https"

@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
+from biaseval.credentials import describe
 from biaseval.errors import OutputError, RunLockedError
 from biaseval.run.filesystem import Folder, StoreOptions, is_remote, os_error
 
@@ -263,7 +264,8 @@ class RemoteLease:
             if current is not None and current.token == me.token:
                 self.store.delete(LEASE)
         except OSError as exc:  # the lease then expires by itself
-            print(f"biaseval: could not release the run lease {self.key} ({exc}); it expires by itself", file=sys.stderr)
+            print(f"biaseval: could not release the run lease {self.key} ({describe(exc)}); it expires by itself",
+                  file=sys.stderr)
 
 
 def _in_use(out: str, holder: Holder | None, where) -> str:

@@ -11,6 +11,7 @@ items the workers generate or slice themselves; the driver plans with 8-byte key
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from biaseval.config import RunConfig, SystemConfig, resolve_suites
+from biaseval.credentials import remember, remember_url
 from biaseval.errors import BiasevalError, RunDirError
 from biaseval.run.filesystem import StoreOptions
 from biaseval.run.keys import key_hashes
@@ -104,6 +106,7 @@ def identity_of(cfg: SystemConfig) -> dict:
 
 
 def prepare(config: RunConfig, config_dir: Path) -> Prepared:
+    remember_config_secrets(config)
     suites = {name: SUITES.get(name).open() for name in config.suites}
     coverage = {}
     for system, cfg in config.systems.items():
@@ -113,6 +116,19 @@ def prepare(config: RunConfig, config_dir: Path) -> Prepared:
         backend.preflight(system, backend.Options.model_validate(cfg.options), {s: suites[s] for s in coverage[system]},
                           {s: config.targets_of(system, s) for s in coverage[system]}, config_dir)
     return Prepared(config, config_dir, sampled(config, suites), coverage)
+
+
+def remember_config_secrets(config: RunConfig) -> None:
+    """The driver's redactor learns the secrets the config points at (the workers read them): the
+    variables options name for keys (``key_env``, ``api_key_env``), whatever they are called, and the
+    webhook's auth variable and path."""
+    names = [value for cfg in config.systems.values() for option, value in cfg.options.items()
+             if option.endswith("key_env") and isinstance(value, str)]
+    notify = config.monitor.notify if config.monitor else None
+    if notify is not None:
+        names.append(notify.webhook_auth_env)
+        remember_url(notify.webhook)
+    remember(*(os.environ.get(name) for name in names if name))
 
 
 def sample_size(config: RunConfig) -> int | None:

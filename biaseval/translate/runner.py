@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
+from biaseval.credentials import describe
 from biaseval.translate.base import BatchOutput, Stop, SystemStopped, TextDetails, TextTranslator
 from biaseval.translate.base import SplitBatch
-from biaseval.translate.credentials import redact
 from biaseval.translate.packing import Batch, pack
 
 
@@ -216,7 +216,7 @@ def _charged(results: list[TextResult], spent: list[TextDetails | None] | None) 
 
 
 def _message(exc: BaseException, advice, attempt: int) -> str:
-    message = redact(f"{type(exc).__name__}: {exc}".strip())[:2000]
+    message = describe(exc, limit=2000)
     return f"gave up after {attempt} attempts: {message}" if advice is not None else message
 
 

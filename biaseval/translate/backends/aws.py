@@ -6,16 +6,17 @@ flight on one client: boto3 clients are thread-safe, sessions are not, so the se
 under a lock) and from several actors.
 
 Credentials come only from boto3's standard chain (environment, shared config/credentials files and
-the named ``profile``, container or instance role); the options have no field for them. An
-``http://`` endpoint other than a loopback address, from the options or the environment, is refused
-unless ``allow_insecure_http: true``. botocore's own retries are off: the runner retries what
+the named ``profile``, container or instance role); the options have no field for them. Keys from the
+environment are used stripped of surrounding whitespace (boto3 would put a trailing newline into a
+header, and the error would quote it), and every credential the session holds is remembered by the
+redactor. An endpoint, from the options or the environment, is held to ``biaseval.urls.check_url``:
+``http://`` to a host other than a loopback address is refused unless ``allow_insecure_http: true``. botocore's own retries are off: the runner retries what
 ``classify`` calls transient, honouring Retry-After, so that attempts are counted and rate-limited
 in one place.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from email.utils import parsedate_to_datetime
@@ -24,6 +25,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from biaseval.credentials import redact, remember
 from biaseval.errors import ConfigError, MissingExtra
 from biaseval.translate.base import (
     TRANSLATORS,
@@ -33,7 +35,7 @@ from biaseval.translate.base import (
     TextDetails,
     TextTranslator,
 )
-from biaseval.translate.credentials import check_endpoint
+from biaseval.urls import check_url
 
 MAX_TEXT_BYTES = 10_000  # "Maximum input text: 10,000 bytes" (UTF-8), per TranslateText call
 DEFAULT_TIMEOUT_S = 60.0  # RetryConfig.timeout_s's default: the client built up front uses it
@@ -54,9 +56,6 @@ TRANSIENT_CODES = frozenset({
 MAX_RETRY_AFTER_S = 3600.0
 CLEAR_TEXT = "the access key id, any session token and the texts"
 
-_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
-_SIGNATURE = re.compile(r"(?i)\b(Signature=)[0-9a-f]{16,}")
-_URL_USERINFO = re.compile(r"(?i)\b(https?://)[^/\s@\"']+@")
 
 
 class AwsOptions(BaseModel):
@@ -86,12 +85,9 @@ class AwsOptions(BaseModel):
     def _plain_url(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("must be an http:// or https:// URL")
-        if parts.username or parts.password or parts.query:
-            raise ValueError("must not carry credentials or a query; credentials come from the AWS chain")
-        check_endpoint(value, info.data.get("allow_insecure_http", False), CLEAR_TEXT)
+        check_url(value, allow_insecure_http=info.data.get("allow_insecure_http", False), carries=CLEAR_TEXT)
+        if urlsplit(value).query:
+            raise ValueError("must not carry a query; credentials come from the AWS chain")
         return value
 
 
@@ -144,9 +140,32 @@ class AwsTranslator(TextTranslator):
         if self._credentials is None:
             raise ConfigError(f"system {system!r}: no AWS credentials found by the standard chain "
                               f"(environment, shared credentials/config files, container or instance role)")
+        if getattr(self._credentials, "method", None) == "env":
+            self._strip_environment_keys(boto3, options)
+        self._remember_credentials()
         self._lock = threading.Lock()  # boto3 sessions are not thread-safe; clients are
         self._clients: dict[float, Any] = {}
         self._client(DEFAULT_TIMEOUT_S)
+
+    def _strip_environment_keys(self, boto3, options: AwsOptions) -> None:
+        """Keys from the environment, stripped (``$(cat key)`` leaves a newline no header may hold)."""
+        frozen = self._credentials.get_frozen_credentials()
+        keys = (frozen.access_key, frozen.secret_key, frozen.token)
+        remember(*keys)
+        stripped = tuple(k.strip() if k else k for k in keys)
+        if stripped != keys:
+            self._session = boto3.session.Session(aws_access_key_id=stripped[0], aws_secret_access_key=stripped[1],
+                                                  aws_session_token=stripped[2] or None,
+                                                  region_name=self._session.region_name)
+            self._credentials = self._session.get_credentials()
+
+    def _remember_credentials(self) -> None:
+        """The session's credentials as they are now (a role's are refreshed): known to the redactor."""
+        try:
+            frozen = self._credentials.get_frozen_credentials()
+        except Exception:  # noqa: BLE001 - a refresh that fails is reported by the request itself
+            return
+        remember(frozen.access_key, frozen.secret_key, frozen.token)
 
     # -- the client -------------------------------------------------------------------------------
 
@@ -173,7 +192,7 @@ class AwsTranslator(TextTranslator):
         """The endpoint boto3 resolved (``endpoint``, else AWS_ENDPOINT_URL_TRANSLATE or AWS_ENDPOINT_URL
         from the environment or the profile) is held to the rule the options are, before any request."""
         try:
-            check_endpoint(url, self.options.allow_insecure_http, CLEAR_TEXT)
+            check_url(url, allow_insecure_http=self.options.allow_insecure_http, carries=CLEAR_TEXT)
         except ValueError as exc:
             raise ConfigError(f"system {self.system!r}: endpoint {url}: {exc}") from None
 
@@ -227,22 +246,14 @@ class AwsTranslator(TextTranslator):
         return super().classify(exc)
 
     def _scrub(self, exc: BaseException) -> None:
-        """Remove this backend's credentials from the exception's text, in place (the runner records
-        ``str(exc)``; ``redact`` only knows secrets in the environment, not a profile's or a role's)."""
-        secrets: list[str] = []
-        try:
-            frozen = self._credentials.get_frozen_credentials()
-            secrets = [s for s in (frozen.secret_key, frozen.token, frozen.access_key) if s]
-        except Exception:  # noqa: BLE001 - scrubbing must never replace the real error
-            pass
+        """Redact the exception's text in place (the runner records ``str(exc)``; Ray may pickle it),
+        the session's current credentials known to the redactor first (a profile's or a role's are
+        not in the environment)."""
+        self._remember_credentials()
 
         def clean(value: Any) -> Any:
             if isinstance(value, str):
-                for secret in sorted(secrets, key=len, reverse=True):
-                    value = value.replace(secret, "***")
-                value = _KEY_ID.sub("***", value)
-                value = _SIGNATURE.sub(r"\1***", value)
-                return _URL_USERINFO.sub(r"\1***@", value)
+                return redact(value)
             if isinstance(value, dict):
                 return {k: clean(v) for k, v in value.items()}
             return value

@@ -1,13 +1,15 @@
 """Azure AI Translator (text translation) through ``azure-ai-translation-text``.
 
 One ``translate_batch`` is one ``POST /translate`` with one source and one target language. The
-key comes from an environment variable named in the config (never the config itself), the region
-from another one. The client's own retry policy is off, so every attempt RequestRunner counts is one
-request on the wire; timeouts are the runner's.
+key comes from an environment variable named in the config (never the config itself; read by
+``read_secret``: stripped, remembered by the redactor), the region from another one. The client's
+own retry policy is off, so every attempt RequestRunner counts is one request on the wire; timeouts
+are the runner's. Redirects are not followed: the key travels in a header (Ocp-Apim-Subscription-Key)
+that azure-core keeps on a redirect to another host.
 
 Errors are turned into ``AzureTranslatorError``, which keeps the status, the service's error code
 and message and the Retry-After advice but no reference to the request (whose headers hold the key)
-or to the original exception; the key is scrubbed from its text as well.
+or to the original exception; its text is redacted (``biaseval.credentials.redact``) before it is cut.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from biaseval.errors import ConfigError, MissingExtra
+from biaseval.credentials import read_secret, redact
+from biaseval.errors import MissingExtra
 from biaseval.translate.base import (
     TRANSLATORS,
     BatchLimits,
@@ -30,7 +33,7 @@ from biaseval.translate.base import (
     TextDetails,
     TextTranslator,
 )
-from biaseval.translate.credentials import check_endpoint
+from biaseval.urls import check_url
 
 GLOBAL_ENDPOINT = "https://api.cognitive.microsofttranslator.com"
 # The service's limits for one translate request: elements, and characters (Unicode code points)
@@ -102,10 +105,11 @@ class AzureTranslator(TextTranslator):
         @field_validator("endpoint")
         @classmethod
         def _http_url(cls, value: str | None, info: ValidationInfo) -> str | None:
-            if value is not None and not value.startswith(("https://", "http://")):
-                raise ValueError("must be an http(s) URL")
-            check_endpoint(value, info.data.get("allow_insecure_http", False), "the resource key and the texts")
-            return value.rstrip("/") if value else value
+            if value is None:
+                return None
+            check_url(value, allow_insecure_http=info.data.get("allow_insecure_http", False),
+                      carries="the resource key and the texts")
+            return value.rstrip("/")
 
     def __init__(self, system: str, options: BaseModel, **kwargs: Any):
         super().__init__(system, options, **kwargs)
@@ -116,11 +120,7 @@ class AzureTranslator(TextTranslator):
         except ImportError:
             raise MissingExtra("azure", "azure", "azure-ai-translation-text") from None
         opts: AzureTranslator.Options = options  # type: ignore[assignment]
-        key = os.environ.get(opts.key_env, "")
-        if not key.strip():
-            raise ConfigError(f"system {system!r}: environment variable {opts.key_env} (the Azure Translator key) "
-                              f"is not set")
-        self._key = key
+        key = read_secret(opts.key_env, "the Azure Translator key", where=f"system {system!r}")
         region = os.environ.get(opts.region_env, "").strip() or None
         self._exceptions = core_exceptions
         # what every request asks of its target besides the language (unset fields are not sent)
@@ -134,10 +134,11 @@ class AzureTranslator(TextTranslator):
         def new_client():
             return TextTranslationClient(
                 endpoint=opts.endpoint or GLOBAL_ENDPOINT,
-                credential=AzureKeyCredential(key),
+                credential=AzureKeyCredential(key.reveal()),
                 region=region,
                 api_version=opts.api_version,
                 retry_total=0,  # RequestRunner retries; one attempt here is one request
+                permit_redirects=False,  # the key's header would follow a redirect to another host
                 logging_enable=False,
             )
 
@@ -233,9 +234,6 @@ class AzureTranslator(TextTranslator):
             if client in self._all:
                 self._idle.append(client)
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
-
     def _sanitize(self, exc: BaseException, timeout: float) -> AzureTranslatorError:
         """An ``AzureTranslatorError`` saying what ``exc`` says, minus the key and any live objects."""
         errors = self._exceptions
@@ -252,15 +250,14 @@ class AzureTranslator(TextTranslator):
             request_id = headers.get("X-RequestId") if hasattr(headers, "get") else None
             if request_id:
                 text += f" [X-RequestId {request_id}]"
-            return AzureTranslatorError(self._scrub(text)[:1000], status=status, code=code, retry_after=after,
+            return AzureTranslatorError(redact(text)[:1000], status=status, code=code, retry_after=after,
                                         transient=transient)
         if isinstance(exc, (errors.ServiceRequestTimeoutError, errors.ServiceResponseTimeoutError, TimeoutError)):
             return AzureTranslatorError(f"no response within {timeout:g} s ({type(exc).__name__})", transient=True)
         if isinstance(exc, (errors.ServiceRequestError, errors.ServiceResponseError, ConnectionError)):
-            detail = _first_line(str(exc))
-            return AzureTranslatorError(self._scrub(f"connection failed ({type(exc).__name__}: {detail})")[:1000],
-                                        transient=True)
-        return AzureTranslatorError(self._scrub(f"{type(exc).__name__}: {_first_line(str(exc))}")[:1000])
+            detail = _first_line(redact(str(exc)))
+            return AzureTranslatorError(f"connection failed ({type(exc).__name__}: {detail})"[:1000], transient=True)
+        return AzureTranslatorError(f"{type(exc).__name__}: {_first_line(redact(str(exc)))}"[:1000])
 
 
 _TEXT_TYPES = {"plain": "Plain", "html": "Html"}
@@ -289,7 +286,7 @@ def _service_error(response: Any) -> tuple[str | None, str | None]:
         return None, None
     code = error.get("code")
     message = error.get("message")
-    return (str(code) if code is not None else None), (_first_line(str(message)) if message else None)
+    return (str(code) if code is not None else None), (_first_line(redact(str(message))) if message else None)
 
 
 def retry_after_seconds(headers: Any, now: float | None = None) -> float | None:

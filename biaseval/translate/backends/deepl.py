@@ -8,20 +8,22 @@ billing period is spent, or a Pro account's Cost Control limit is reached) is a 
 system's work stops, with no retries; so is 403 (the key refused), which no request could pass.
 
 Errors become ``DeepLError``: status, Retry-After and the service's message, never the request
-(whose header holds the key) nor the SDK's exception; the key is scrubbed from its text.
+(whose header holds the key) nor the SDK's exception; its text is redacted (``biaseval.credentials``).
+The key is read by ``read_secret`` (stripped, remembered by the redactor); redirects are not followed
+(texts go to the configured server or nowhere).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from biaseval.errors import ConfigError, MissingExtra
+from biaseval.credentials import read_secret, redact
+from biaseval.errors import MissingExtra
 from biaseval.translate.backends.azure import retry_after_seconds
 from biaseval.translate.base import (
     TRANSLATORS,
@@ -32,7 +34,7 @@ from biaseval.translate.base import (
     TextDetails,
     TextTranslator,
 )
-from biaseval.translate.credentials import check_endpoint
+from biaseval.urls import check_url
 
 PRO_URL = "https://api.deepl.com"
 FREE_URL = "https://api-free.deepl.com"
@@ -135,10 +137,11 @@ class DeepLTranslator(TextTranslator):
         @field_validator("server_url")
         @classmethod
         def _http_url(cls, value: str | None, info: ValidationInfo) -> str | None:
-            if value is not None and not value.startswith(("https://", "http://")):
-                raise ValueError("must be an http(s) URL")
-            check_endpoint(value, info.data.get("allow_insecure_http", False), "the authentication key and the texts")
-            return value.rstrip("/") if value else value
+            if value is None:
+                return None
+            check_url(value, allow_insecure_http=info.data.get("allow_insecure_http", False),
+                      carries="the authentication key and the texts")
+            return value.rstrip("/")
 
     @classmethod
     def identity_options(cls, options: BaseModel) -> dict:
@@ -162,14 +165,10 @@ class DeepLTranslator(TextTranslator):
         except ImportError:
             raise MissingExtra("deepl", "deepl", "deepl") from None
         opts: DeepLTranslator.Options = options  # type: ignore[assignment]
-        key = os.environ.get(opts.key_env, "").strip()
-        if not key:
-            raise ConfigError(f"system {system!r}: environment variable {opts.key_env} (the DeepL authentication key) "
-                              f"is not set")
-        self._key = key
+        self._key = read_secret(opts.key_env, "the DeepL authentication key", where=f"system {system!r}")
         self._deepl = deepl
         self._requests = requests
-        self.server_url = opts.server_url or (FREE_URL if deepl.auth_key_is_free_account(key) else PRO_URL)
+        self.server_url = opts.server_url or (FREE_URL if deepl.auth_key_is_free_account(self._key.reveal()) else PRO_URL)
         self._idle: list[Any] = []
         self._lock = threading.Lock()
         self._settings = {k: v for k, v in {
@@ -222,7 +221,7 @@ class DeepLTranslator(TextTranslator):
     # -- internals ------------------------------------------------------------------------------
 
     def _new_client(self):
-        client = self._deepl.Translator(self._key, server_url=self.server_url, send_platform_info=False)
+        client = self._deepl.Translator(self._key.reveal(), server_url=self.server_url, send_platform_info=False)
         client._client.close()
         client._client = _single_attempt_client(self._deepl)
         return client
@@ -237,31 +236,29 @@ class DeepLTranslator(TextTranslator):
         with self._lock:
             self._idle.append(client)
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***")
-
     def _sanitize(self, exc: BaseException, retry_after: float | None, timeout: float) -> DeepLError:
         """A ``DeepLError`` saying what ``exc`` says, minus the key and any live objects."""
         deepl = self._deepl
-        text = _first_line(str(exc))
+        text = _first_line(redact(str(exc)))
         if isinstance(exc, deepl.ConnectionException):
             cause = exc.__cause__
             if isinstance(cause, self._requests.exceptions.Timeout):
                 return DeepLError(f"no response within {timeout:g} s ({type(cause).__name__})", transient=True)
-            return DeepLError(self._scrub(f"connection failed: {text}")[:1000], transient=exc.should_retry)
+            return DeepLError(f"connection failed: {text}"[:1000], transient=exc.should_retry)
         if isinstance(exc, deepl.DeepLException):
             status = exc.http_status_code
             transient = status is not None and (status == 429 or 500 <= status <= 599)
             label = f"HTTP {status}: " if status else ""
-            return DeepLError(self._scrub(f"{label}{text}")[:1000], status=status,
+            return DeepLError(f"{label}{text}"[:1000], status=status,
                               retry_after=retry_after if transient else None, transient=transient)
-        return DeepLError(self._scrub(f"{type(exc).__name__}: {text}")[:1000])
+        return DeepLError(f"{type(exc).__name__}: {text}"[:1000])
 
 
 def _single_attempt_client(deepl):
     """An HTTP client for ``deepl.Translator`` that sends each request once (the SDK's own client
     retries up to five times with its own backoff and timeout), with the caller's ``timeout``, and
-    keeps the answer's Retry-After. The SDK's request building and error mapping are kept."""
+    keeps the answer's Retry-After, and follows no redirect (a 3xx is an error naming its status). The
+    SDK's request building and error mapping are kept."""
 
     class SingleAttemptClient(deepl.http_client.HttpClient):
         timeout = 60.0
@@ -271,7 +268,7 @@ def _single_attempt_client(deepl):
             self.retry_after = None
             request = self._prepare_request(method, url, data, json, headers, **kwargs)
             request.register_hook("response", self._note)
-            return self._internal_request(request, stream, timeout=self.timeout)
+            return self._internal_request(request, stream, timeout=self.timeout, allow_redirects=False)
 
         def _note(self, response, *args, **kwargs):
             self.retry_after = retry_after_seconds(response.headers)

@@ -17,9 +17,10 @@ An ``endpoint`` starting with ``http://`` is reached without TLS (emulators, loc
 credentials other than ``anonymous`` go without TLS only to a loopback address in any case.
 
 One ``translate_batch`` is one TranslateText request with the library's own retries turned off, so
-the runner's attempt counts are the requests sent. Errors are re-raised as copies whose text is
-scrubbed of credentials (the access token in use, bearer tokens, environment secrets) and which
-carry neither the HTTP response nor the gRPC call (both hold the request's headers).
+the runner's attempt counts are the requests sent; over REST no redirect is followed. Errors are
+re-raised as copies whose text is redacted (``biaseval.credentials``: the access token in use is
+remembered first) and which carry neither the HTTP response nor the gRPC call (both hold the
+request's headers).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ from biaseval.translate.base import (
     TextDetails,
     TextTranslator,
 )
-from biaseval.translate.credentials import check_endpoint, insecure_http, redact
+from biaseval.credentials import redact, remember
+from biaseval.urls import check_url, insecure_http
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 # TranslateTextRequest.contents: at most 1024 strings, at most 30,000 code points in all.
@@ -79,7 +81,10 @@ class GoogleOptions(BaseModel):
     @field_validator("endpoint")
     @classmethod
     def _no_clear_text_elsewhere(cls, value: str | None, info: ValidationInfo) -> str | None:
-        check_endpoint(value, info.data.get("allow_insecure_http", False), "the access token and the texts")
+        if value is not None:  # HOST[:PORT] without a scheme: TLS, as https:// is
+            check_url(value if "://" in value else f"https://{value}",
+                      allow_insecure_http=info.data.get("allow_insecure_http", False),
+                      carries="the access token and the texts")
         return value
 
     @model_validator(mode="after")
@@ -220,11 +225,9 @@ class GoogleTranslator(TextTranslator):
     # --- keeping credentials out of error text ---------------------------------------------
 
     def _scrub(self, text: str) -> str:
-        text = _BEARER.sub(r"\1***", text)
         token = getattr(self._credentials, "token", None)
-        if isinstance(token, str) and len(token) >= 8:
-            text = text.replace(token, "***")
-        return redact(text)
+        remember(token if isinstance(token, str) else None)  # refreshed tokens are new secrets
+        return redact(_BEARER.sub(r"\1***", text))
 
     def _scrubbed(self, exc: BaseException) -> BaseException:
         """A copy of ``exc`` of the same class whose text is scrubbed and that holds no request."""
@@ -266,6 +269,7 @@ def _widen_pool(transport: Any, size: int = REST_POOL) -> None:
     for prefix in ("https://", "http://"):
         if type(session.get_adapter(prefix)) is HTTPAdapter:  # leave an mTLS adapter alone
             session.mount(prefix, HTTPAdapter(pool_maxsize=size))
+    session.max_redirects = 0  # a redirect is an error (TooManyRedirects): texts go where configured or nowhere
 
 
 def _model_id(reported: str | None) -> str | None:

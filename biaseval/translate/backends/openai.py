@@ -16,7 +16,11 @@ model the server reports, its ``system_fingerprint``, the prompt hash and its in
 The SDK's own retries are off (``max_retries=0``): one attempt the runner counts is one request on
 the wire. A refused key (401) or a spent quota (429 ``insufficient_quota``) stops the system
 (``Stop``): no request of it could pass. Errors become ``LLMRequestError``, which keeps status, message and Retry-After but neither
-the request (whose headers hold the key) nor the SDK's exception; the key is scrubbed from its text.
+the request (whose headers hold the key) nor the SDK's exception; its text is redacted
+(``biaseval.credentials``). Keys are read by ``read_secret`` (stripped, remembered by the redactor);
+``base_url``, ``azure_endpoint`` and ``$OPENAI_BASE_URL`` are held to ``biaseval.urls.check_url``, and
+redirects are not followed (the SDK's client would follow them, with Azure's ``api-key`` dropped but
+the texts sent on).
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ import os
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from biaseval.credentials import Secret, read_secret, redact
 from biaseval.errors import ConfigError, MissingExtra
 from biaseval.translate.backends.azure import retry_after_seconds
 from biaseval.translate.backends.llm_prompts import (
@@ -60,9 +65,10 @@ from biaseval.translate.base import (
     TokenEstimate,
     language_pairs,
 )
-from biaseval.translate.credentials import check_endpoint
+from biaseval.urls import check_url
 
 OPENAI_URL = "https://api.openai.com/v1"
+CLEAR_TEXT = "the API key and the texts"
 TRANSIENT_STATUSES = frozenset({408, 409, 429})  # and every 5xx: what the SDK itself would retry
 PROMPTS = ("system_prompt", "user_prompt")
 BATCH_PROMPTS = ("batch_system_prompt", "batch_user_prompt")
@@ -76,14 +82,14 @@ class OpenAIOptions(BaseModel):
                        "Azure, the deployment name unless azure_deployment is given)")
     api: Literal["openai", "azure"] = Field(default="openai", description="azure: AzureOpenAI with azure_endpoint, "
                                             "api_version and an optional azure_deployment")
+    allow_insecure_http: bool = Field(default=False, description="allow an http:// URL that is not a loopback "
+                                      "address (the key and texts then travel unencrypted): a server inside a "
+                                      "trusted cluster network")
     base_url: str | None = Field(default=None, description=f"the API's URL up to /v1 (default: $OPENAI_BASE_URL, "
                                  f"else {OPENAI_URL}); a vLLM or other OpenAI-compatible server")
     azure_endpoint: str | None = Field(default=None, description="https://RESOURCE.openai.azure.com (api: azure)")
     azure_deployment: str | None = Field(default=None, min_length=1)
     api_version: str | None = Field(default=None, min_length=1, description="Azure OpenAI API version (api: azure)")
-    allow_insecure_http: bool = Field(default=False, description="allow an http:// URL that is not a loopback "
-                                      "address (the key and texts then travel unencrypted): a server inside a "
-                                      "trusted cluster network")
     api_key_env: str | None = Field(default=None, min_length=1, description="environment variable holding the key "
                                     "(default: the SDK's own: OPENAI_API_KEY; for Azure AZURE_OPENAI_API_KEY or an "
                                     "Entra ID token in AZURE_OPENAI_AD_TOKEN)")
@@ -111,13 +117,15 @@ class OpenAIOptions(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict, description="more request fields, sent as they are "
                                        "(e.g. a vLLM server's chat_template_kwargs)")
 
+    @field_validator("base_url", "azure_endpoint")
+    @classmethod
+    def _outbound(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:  # allow_insecure_http is declared above these, so it is in info.data
+            check_url(value, allow_insecure_http=info.data.get("allow_insecure_http", False), carries=CLEAR_TEXT)
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> "OpenAIOptions":
-        for name, url in (("base_url", self.base_url), ("azure_endpoint", self.azure_endpoint)):
-            if url is not None:
-                if not url.startswith(("https://", "http://")):
-                    raise ValueError(f"{name} must be an http(s) URL")
-                check_endpoint(url, self.allow_insecure_http, "the API key and the texts")
         if self.api == "azure":
             if self.azure_endpoint is None or self.api_version is None or self.base_url is not None:
                 raise ValueError("api: azure needs azure_endpoint and api_version (and no base_url)")
@@ -189,10 +197,7 @@ class OpenAITranslator(TextTranslator):
     def preflight(cls, system, options: OpenAIOptions, suites, targets, config_dir) -> None:
         """Every language the prompts name has a name; a base URL from the environment is held to the
         clear-text rule too. No client is built and nothing is sent."""
-        try:
-            check_endpoint(base_url_of(options), options.allow_insecure_http, "the API key and the texts")
-        except ValueError as exc:
-            raise ConfigError(f"systems.{system}.options.base_url ($OPENAI_BASE_URL): {exc}") from None
+        _check_base_url(system, options)
         templates = [getattr(options, name) for name in
                      PROMPTS + (BATCH_PROMPTS if options.texts_per_request > 1 else ())]
         if not any(fields_of(t) & {"src_lang", "tgt_lang"} for t in templates):
@@ -211,30 +216,29 @@ class OpenAITranslator(TextTranslator):
             raise MissingExtra("openai", "llm", "openai") from None
         self._errors = openai
         key = self._key(system, options)
-        self._secret = key if key and not options.no_key else None
+        # the SDK's client follows redirects; with the key on, biaseval follows none
+        http_client = openai.DefaultHttpxClient(follow_redirects=False)
         if options.api == "azure":
-            token = None if key else os.environ.get("AZURE_OPENAI_AD_TOKEN")
+            credential = {"api_key": key.reveal()} if key else {"azure_ad_token": read_secret(
+                "AZURE_OPENAI_AD_TOKEN", "the Entra ID token", where=f"system {system!r}").reveal()}
             self._client = openai.AzureOpenAI(
                 azure_endpoint=options.azure_endpoint, azure_deployment=options.azure_deployment,
-                api_version=options.api_version, api_key=key, azure_ad_token=token, max_retries=0)
+                api_version=options.api_version, max_retries=0, http_client=http_client, **credential)
             self.provider = "Azure OpenAI"
         else:
+            _check_base_url(system, options)
             url = base_url_of(options)
-            try:
-                check_endpoint(url, options.allow_insecure_http, "the API key and the texts")
-            except ValueError as exc:
-                raise ConfigError(f"system {system!r}: base_url {url}: {exc}") from None
-            self._client = openai.OpenAI(base_url=url, api_key=key, max_retries=0)
+            self._client = openai.OpenAI(base_url=url, api_key=key.reveal(), max_retries=0, http_client=http_client)
             host = urlsplit(url).hostname or url
             self.provider = "OpenAI API" if host == "api.openai.com" else f"OpenAI-compatible API at {host}"
 
     @staticmethod
-    def _key(system: str, options: OpenAIOptions) -> str | None:
+    def _key(system: str, options: OpenAIOptions) -> Secret | None:
         if options.no_key:
-            return "no-key"
+            return Secret("no-key", "options.no_key")
         default = "AZURE_OPENAI_API_KEY" if options.api == "azure" else "OPENAI_API_KEY"
         name = options.api_key_env or default
-        key = os.environ.get(name, "").strip()
+        key = read_secret(name, "the API key", required=False, where=f"system {system!r}")
         if key:
             return key
         if options.api == "azure" and not options.api_key_env and os.environ.get("AZURE_OPENAI_AD_TOKEN", "").strip():
@@ -343,9 +347,6 @@ class OpenAITranslator(TextTranslator):
         except Exception:  # noqa: BLE001 - closing is best effort
             pass
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
-
     def _sanitize(self, exc: BaseException, timeout: float) -> LLMRequestError:
         """An ``LLMRequestError`` saying what ``exc`` says, minus the key and any live object."""
         errors = self._errors
@@ -353,14 +354,14 @@ class OpenAITranslator(TextTranslator):
             return LLMRequestError(f"no response within {timeout:g} s", transient=True)
         if isinstance(exc, errors.APIConnectionError):
             cause = exc.__cause__ or exc
-            return LLMRequestError(self._scrub(f"connection failed ({type(cause).__name__}: "
-                                              f"{_first_line(str(cause))})")[:1000], transient=True)
+            return LLMRequestError(f"connection failed ({type(cause).__name__}: {_first_line(redact(str(cause)))})"[:1000],
+                                   transient=True)
         if isinstance(exc, errors.APIStatusError):
             status = exc.status_code
             body = exc.body if isinstance(exc.body, dict) else {}
             error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
             code = error.get("code") or error.get("type")
-            message = _first_line(str(error.get("message") or exc.message or "no error message"))
+            message = _first_line(redact(str(error.get("message") or exc.message or "no error message")))
             headers = getattr(exc.response, "headers", None) or {}
             transient = (status in TRANSIENT_STATUSES or status >= 500) and code != "insufficient_quota"
             text = f"HTTP {status}" + (f" ({code})" if code else "") + f": {message}"
@@ -372,10 +373,22 @@ class OpenAITranslator(TextTranslator):
                 stop = f"the account's quota or credit is spent ({text}); add credit or raise the limit, then rerun"
             elif status == 401:
                 stop = f"the server refused the key ({text}); check the key's variable, then rerun"
-            return LLMRequestError(self._scrub(text)[:1000], status=status, transient=transient,
+            return LLMRequestError(redact(text)[:1000], status=status, transient=transient,
                                    retry_after=retry_after_seconds(headers) if transient else None,
-                                   stop=self._scrub(stop)[:1000] if stop else None)
-        return LLMRequestError(self._scrub(f"{type(exc).__name__}: {_first_line(str(exc))}")[:1000])
+                                   stop=redact(stop)[:1000] if stop else None)
+        return LLMRequestError(f"{type(exc).__name__}: {_first_line(redact(str(exc)))}"[:1000])
+
+
+def _check_base_url(system: str, options: OpenAIOptions) -> None:
+    """Where a non-Azure system's requests go, $OPENAI_BASE_URL included, is held to the URL rule."""
+    url = base_url_of(options)
+    if url is None:
+        return
+    try:
+        check_url(url, allow_insecure_http=options.allow_insecure_http, carries=CLEAR_TEXT)
+    except ValueError as exc:
+        source = "" if options.base_url else " ($OPENAI_BASE_URL)"
+        raise ConfigError(f"systems.{system}.options.base_url{source}: {exc}") from None
 
 
 def _shares(total: int | None, texts: list[str]) -> list[int | None]:
