@@ -20,7 +20,9 @@ from hypothesis import example, given, strategies as st
 from biaseval.cli import main
 from biaseval.errors import RunDirError
 from biaseval.pipeline import sweep
+from biaseval.run.filesystem import Folder, StoreOptions
 from biaseval.run.rundir import SHARD_KEY, RunDir
+from test_object_store import BUCKET, s3  # noqa: F401 - moto's S3 server, a module fixture
 
 SUFFIX = ".sha256"
 
@@ -142,3 +144,32 @@ def test_score_refuses_a_rewritten_shard_naming_it(tmp_path, ray_local):
         from biaseval.pipeline import score
 
         score(out)
+
+
+def test_in_a_bucket_a_rewritten_or_unrecorded_shard_is_named_and_redone(s3, tmp_path, ray_local):
+    """The same on an object store: each worker uploads the record, then the shard; a resume reads both
+    from the bucket."""
+    path = otsc_es(tmp_path)
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec["output"] = {"endpoint": s3, "region": "us-east-1"}
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    out = f"s3://{BUCKET}/runs/integrity"
+    clean = sweep(path, out)
+    store = Folder(out, StoreOptions(endpoint=s3))
+    files = [f for f in store.files("translations") if f.endswith(".parquet")]
+    assert len(files) >= 3 and all(store.exists(f + SUFFIX) for f in files)
+    local = tmp_path / "forged.parquet"
+    local.write_bytes(store.read_bytes(files[0]))
+    forge(local)
+    store.write_bytes(files[0], local.read_bytes())
+    store.delete(files[1] + SUFFIX)
+
+    log = io.StringIO()
+    again = sweep(path, out, stream=log)
+    said = log.getvalue()
+    assert f"{store.uri(files[0])}: its checksum differs from the one recorded when it was written" in said, said
+    assert f"{store.uri(files[1])}: no checksum recorded" in said, said
+    assert again.sweep.skipped == len(files) - 2
+    assert _values(again.metrics).equals(_values(clean.metrics))
+    run = RunDir(out, StoreOptions(endpoint=s3))
+    assert all(run.shard_integrity(f[len("translations/"):]) is None for f in files)
