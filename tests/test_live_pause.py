@@ -1,13 +1,14 @@
-"""A server's Retry-After holds back every sender of the system — every thread of every actor — for
-its full length, whether or not the system has ``limits`` (docs/backends.md's self-hosted vLLM example
-has none).
+"""A server's Retry-After holds back every sender of the system — every thread of every actor — for its
+full length, whether or not the system has ``limits`` (a self-hosted server, vLLM say, is often run
+without them).
 
 No timing luck: the fake OpenAI server holds requests until every sender of the system is waiting
 there (actors × concurrency), throttles one with Retry-After, and lets the others go only once the
-system's limiter actor (its limits and pauses, shared by its actors) says it is paused. From then on no sender has a request on its way, so every
-request that reaches the server after the 429 was sent after the pause began: the check is that none
-arrives before the Retry-After has elapsed since the 429 was answered. Arrival times and the pause are
-on one clock (time.monotonic, system-wide on Linux), and no allowance is needed."""
+system's limiter actor (its limits and pauses, shared by its actors) says it is paused. From then on
+no sender has a request on its way, so every request that reaches the server after the 429 was sent
+after the pause began: the check is that none arrives before the Retry-After has elapsed since the
+429 was answered. Arrival times and the pause are on one clock (time.monotonic, system-wide on
+Linux), and no allowance is needed."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def test_a_retry_after_pauses_every_thread_and_actor_of_a_system_without_limits(
             "cache": {"path": str(tmp_path / "store")}, "metrics": {"bootstrap": 50},
             # 80 texts in tasks of 20: each actor's task keeps its three threads busy at the gate
             "sweep": {"texts_per_task": 20},
-            "systems": {"vllm": {  # as docs/backends.md's self-hosted example: no limits
+            "systems": {"vllm": {  # a self-hosted server, run without limits
                 "backend": "openai", "version": "fake 2026-01", "actors": ACTORS, "concurrency": CONCURRENCY,
                 "options": {"model": "gpt-test", "base_url": fake.base_url, "api_key_env": "BIASEVAL_TEST_OPENAI_KEY"},
                 "retry": {"max_attempts": 4, "backoff_s": 0.01, "max_backoff_s": 0.05, "timeout_s": 30}}},

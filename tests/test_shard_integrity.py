@@ -53,7 +53,8 @@ def forge(path: Path) -> None:
 
 
 def _values(metrics: pl.DataFrame) -> pl.DataFrame:
-    return metrics.select("system", "suite", "subset", "metric", "value", "n").sort("system", "suite", "subset", "metric")
+    key = ["system", "suite", "subset", "metric"]
+    return metrics.select(*key, "value", "n").sort(key)
 
 
 # -- RunDir: what is recorded, and what a check says ------------------------------------------------

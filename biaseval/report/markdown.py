@@ -356,7 +356,8 @@ def failures_section(failures: pl.DataFrame) -> list[str]:
     if failures.height == 0:
         return []
     lines = ["## Items without a translation", "",
-             f"They are not scored (each metric's `n` counts only translated items). {RERUN_NOTE}", "", "| system | suite | items | most common error |", "|---|---|---|---|"]
+             f"They are not scored (each metric's `n` counts only translated items). {RERUN_NOTE}", "",
+             "| system | suite | items | most common error |", "|---|---|---|---|"]
     for r in failures.iter_rows(named=True):
         error = (r["error"] or "").replace("|", "\\|").replace("\n", " ")[:200]
         lines.append(f"| {r['system']} | {r['suite']} | {r['items']} | {error} |")
