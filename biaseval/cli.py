@@ -50,10 +50,10 @@ def sweep(config_path: Path, out: str, systems: str | None, address: str | None,
     summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
                         refresh=refresh, report=not no_report)
     s = summary.sweep
-    click.echo(
-        f"sweep: {s.shards} shards ({s.skipped} reused), {s.sent:,} texts sent, {summary.metrics.height} metric rows, "
-        f"{summary.seconds:.1f} s\nreport: {_where(summary.run, 'report.md')}\nmetrics: {_where(summary.run, 'metrics.parquet')}"
-    )
+    written = ([] if no_report else [f"report: {_where(summary.run, 'report.md')}"]) + [
+        f"metrics: {_where(summary.run, 'metrics.parquet')}"]
+    click.echo("\n".join([f"sweep: {s.shards} shards ({s.skipped} reused), {s.sent:,} texts sent, "
+                          f"{summary.metrics.height} metric rows, {summary.seconds:.1f} s", *written]))
     if s.failed:
         click.echo(f"warning: {s.failed:,} item rows have no translation (see the error column and report.md); "
                    f"rerun the same command to retry them", err=True)

@@ -150,6 +150,10 @@ def test_no_report_writes_metrics_only_and_score_writes_the_reports_later(tmp_pa
     assert result.exit_code == 0, result.output
     assert (out / "metrics.parquet").exists() and (out / "labels.parquet").exists()
     assert not (out / "report.md").exists() and not (out / "report.html").exists()
+    # no path to a file it did not write
+    lines = result.output.splitlines()
+    assert "report.md" not in result.output and not any(line.startswith("report:") for line in lines)
+    assert f"metrics: {out / 'metrics.parquet'}" in result.output
     again = CliRunner().invoke(main, ["score", "--run", str(out)])
     assert again.exit_code == 0, again.output
     assert (out / "report.md").exists() and (out / "report.html").exists()

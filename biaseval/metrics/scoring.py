@@ -49,23 +49,40 @@ SCORERS.add("winomt", lambda counts, params, m: winomt(counts["sets"], **params,
 
 
 def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
-    """Per suite, its finished shard files; checks every planned shard is there and whole (one row
-    per item × system, from each file's metadata — nothing is read for this)."""
+    """Per suite, its finished shard files; checks every planned shard is there, whole (one row per
+    item × system) and the very file that was written: its bytes have the checksum recorded then
+    (``RunDir.shard_problem``). A shard that fails is named, with how many others do, and nothing is
+    scored: a resumed sweep rewrites them. Each file is read once, a few at a time (on an object store
+    each read is a request)."""
     files = shard_files(run, plan.shards)
     finished = set(run.shard_files())  # one listing, not a request per shard
     missing = [f for f in files if f not in finished]
     if missing:
         raise RunDirError(f"{run.location}: {len(missing)} of {len(files)} shards are not finished "
                           f"(first: {run.shards.uri(missing[0])}); rerun the sweep to complete them")
+
+    def check(shard_and_path) -> str | None:
+        shard, path = shard_and_path
+        try:
+            data = run.read_shard(path)
+            rows = run.shard_rows(path, data)
+        except Exception as exc:  # noqa: BLE001 - a footer that does not parse
+            return f"damaged ({type(exc).__name__}: {exc})"
+        if rows != shard.size:
+            return f"{rows} rows, expected {shard.size} (one per item of the shard)"
+        return run.shard_problem(path, data=data)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(files)))) as pool:
+        problems = [(path, problem) for path, problem in zip(files, pool.map(check, zip(plan.shards, files)))
+                    if problem]
+    if problems:
+        path, problem = problems[0]
+        others = f"; {len(problems) - 1} more shard(s) fail these checks" if len(problems) > 1 else ""
+        raise RunDirError(f"{run.shards.uri(path)}: {problem}{others}; rerun the sweep with the same --out to "
+                          f"write {'them' if others else 'it'} again (scoring trusts only shards whose bytes are "
+                          f"those written)")
     by_suite: dict[str, list] = {}
     for shard, path in zip(plan.shards, files):
-        try:
-            rows = run.shard_rows(path)
-        except Exception as exc:  # noqa: BLE001 - a footer that does not parse
-            raise RunDirError(f"{run.shards.uri(path)}: damaged ({type(exc).__name__}: {exc}); rerun the sweep "
-                              f"with the same --out to write it again") from None
-        if rows != shard.size:
-            raise RunDirError(f"{run.shards.uri(path)}: {rows} rows, expected {shard.size} (one per item of the shard)")
         by_suite.setdefault(shard.suite, []).append(path)
     return by_suite
 

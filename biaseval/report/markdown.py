@@ -342,13 +342,23 @@ def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
     return lines
 
 
+# What a rerun does with the items of the failures table (both reports say it): texts that failed are
+# sent again (the store holds no answer for them); a reply rejected as not a translation is final
+# (translation_store.DONE): a rerun reuses it, and nothing resends only those replies.
+RERUN_NOTE = ("Rerunning the same sweep sends the texts that failed again (a timeout, a server error). A reply "
+              "rejected as not a translation (error `not a translation (...)`: a refusal, an explanation, "
+              "another language) is final: the translation store keeps it and it is not sent again; only a "
+              "sweep that translates afresh (`--refresh` into a new `--out`, or a new `version` of the system) "
+              "asks again, for every text. A recorded system's missing outputs stay missing.")
+
+
 def failures_section(failures: pl.DataFrame) -> list[str]:
     """Items without a translation, per system and suite, with the most common error."""
     if failures.height == 0:
         return []
     lines = ["## Items without a translation", "",
-             "They are not scored (each metric's `n` counts only translated items); rerunning the sweep "
-             "retries them.", "", "| system | suite | items | most common error |", "|---|---|---|---|"]
+             f"They are not scored (each metric's `n` counts only translated items). {RERUN_NOTE}", "",
+             "| system | suite | items | most common error |", "|---|---|---|---|"]
     for r in failures.iter_rows(named=True):
         lines.append(row(r["system"], r["suite"], r["items"], (r["error"] or "")[:200]))
     return lines + [""]

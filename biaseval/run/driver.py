@@ -139,10 +139,12 @@ def record_cost(run: RunDir, config: RunConfig) -> None:
 def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData] | None = None,
                    stream=sys.stderr) -> list[Shard]:
     """Shards to (re)write: those without a finished file, those whose file holds failed rows (they
-    are retried), and — with ``suites`` given — those whose file is damaged: unreadable, a page that
-    fails its checksum, or not exactly the shard's items (each reported by path, then redone). A file
-    written for other work (another config or shard size) stops the sweep instead. One listing of the
-    run's shards, then each finished shard is read once."""
+    are retried), and those that cannot be trusted (``RunDir.shard_problem``): bytes other than those
+    recorded when the shard was written (its checksum record differs, or there is none), damaged (a
+    page that fails its CRC, a footer that does not parse), or — with ``suites`` given — not exactly
+    the shard's items; each is named, then redone. A file written for other work (another config or
+    shard size) stops the sweep instead. One listing of the run's shards, then each finished shard is
+    read once."""
     finished = set(run.shard_files())
     todo = []
     for shard in shards:
@@ -152,7 +154,8 @@ def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData
             continue
         where = run.shards.uri(path)
         try:
-            key, errors = run.shard_stamp(path)
+            data = run.read_shard(path)
+            key, errors = run.shard_stamp(path, data)
         except Exception as exc:  # noqa: BLE001 - a footer that does not parse: the file is damaged
             print(f"sweep: {where}: damaged (footer unreadable: {type(exc).__name__}); writing it again",
                   file=stream, flush=True)
@@ -167,11 +170,11 @@ def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData
         if errors:
             todo.append(shard)
             continue
-        if suites is not None:
-            damage = run.shard_damage(path, suites[shard.suite].slice(shard.start, shard.stop)["item_id"].to_list())
-            if damage:
-                print(f"sweep: {where}: damaged ({damage}); writing it again", file=stream, flush=True)
-                todo.append(shard)
+        items = suites[shard.suite].slice(shard.start, shard.stop)["item_id"].to_list() if suites else None
+        problem = run.shard_problem(path, items, data)
+        if problem:
+            print(f"sweep: {where}: {problem}; writing it again", file=stream, flush=True)
+            todo.append(shard)
     return todo
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+import uuid
 from collections import deque
 from dataclasses import dataclass
 
@@ -74,6 +75,13 @@ class Outcome:
     rows: int = 0  # item rows written
     sent: int = 0  # texts sent
     failed: int = 0  # item rows written without a translation
+
+
+def limiter_prefix(system: str) -> str:
+    """How the name of a live system's limiter actor (``RateLimiter``: its limits and the server's
+    pauses, shared by its actors) begins; a unique suffix follows, so a sweep's name never meets the
+    one of an earlier sweep whose actor Ray has not removed yet."""
+    return f"biaseval-limiter:{system}:"
 
 
 def _actor_options(cfg) -> dict:
@@ -260,8 +268,9 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             ray.kill(actor)
     for system in ready:
         cfg = config.systems[system]
-        if cfg.limits.requests_per_s or cfg.limits.chars_per_min or cfg.limits.tokens_per_min:
-            limiters[system] = limiter_cls.options(num_cpus=0).remote(
+        if system in prepared.live:  # limits or not: a server's Retry-After pauses all its actors through it
+            name = f"{limiter_prefix(system)}{uuid.uuid4().hex[:12]}"
+            limiters[system] = limiter_cls.options(num_cpus=0, name=name).remote(
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s, cfg.limits.tokens_per_min)
         actors[system] = [new_actor(system, actor) for actor in kept.get(system, [])]
         actors[system] += [new_actor(system) for _ in range(wanted[system] - len(actors[system]))]

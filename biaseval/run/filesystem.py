@@ -72,16 +72,18 @@ def _tmp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """A local file, whole or not at all: written to a hidden temporary name, fsynced, renamed."""
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """A local file, whole or not at all: written to a hidden temporary name, fsynced, renamed.
+    ``durable`` False: not fsynced (a file whose loss in a power cut is harmless, not worth the wait)."""
     tmp = _tmp_name(path)
     with writing(path):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as fh:
                 fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+                if durable:
+                    fh.flush()
+                    os.fsync(fh.fileno())
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
@@ -106,6 +108,16 @@ def write_parquet_atomic(table: pa.Table, path: Path, metadata: dict[bytes, byte
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
+
+
+def parquet_bytes(table: pa.Table, metadata: dict[bytes, bytes] | None = None) -> bytes:
+    """A Parquet file in memory, as every run file is written (zstd, page checksums), ``metadata``
+    added to its schema's."""
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd", write_page_checksum=True)
+    return buffer.getvalue()
 
 
 def is_remote(location: str | Path) -> bool:
@@ -205,9 +217,10 @@ class Folder:
                       if info.type == pafs.FileType.File and not Path(info.path).name.startswith("."))
 
     # --- writing (whole files only) ------------------------------------------------------------
-    def write_bytes(self, rel: str, data: bytes) -> None:
+    def write_bytes(self, rel: str, data: bytes, *, durable: bool = True) -> None:
+        """``durable``: fsynced before it is renamed into place (local files; an upload is stored when done)."""
         if not self.remote:
-            write_bytes_atomic(Path(self.path(rel)), data)
+            write_bytes_atomic(Path(self.path(rel)), data, durable=durable)
             return
         with self.fs.open_output_stream(self.path(rel)) as out:  # one upload of the finished bytes
             out.write(data)
@@ -219,11 +232,7 @@ class Folder:
         if not self.remote:
             write_parquet_atomic(table, Path(self.path(rel)), metadata)
             return
-        if metadata:
-            table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
-        buffer = io.BytesIO()
-        pq.write_table(table, buffer, compression="zstd", write_page_checksum=True)
-        self.write_bytes(rel, buffer.getvalue())
+        self.write_bytes(rel, parquet_bytes(table, metadata))
 
     def upload(self, local: Path, rel: str) -> None:
         """Copy a finished local file to ``rel`` of this remote store (visible once its upload completes)."""

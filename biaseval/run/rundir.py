@@ -6,6 +6,7 @@ Layout of ``--out DIR`` (a fixed set of files, so a rerun can tell what is finis
     items.parquet                 every item of the run's suites
     translations/system=S/suite=T/shard-00000.parquet   one file per shard, complete or absent
                                   (S: the system's name, brackets and glob characters as !XX)
+    translations/.../shard-00000.parquet.sha256         its checksum record, written before it
     labels.parquet                per item x system: the detector's gender label
     metrics.parquet               long format, one row per system x suite x subset x metric
     report.md                     the tables, beside published values where configured
@@ -24,6 +25,7 @@ import uuid
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from biaseval.errors import OutputError, RunDirError
 from biaseval.names import component, key
@@ -33,6 +35,7 @@ from biaseval.run.filesystem import (
     StoreOptions,
     is_remote,
     os_error,
+    parquet_bytes,
     write_bytes_atomic,
     write_parquet_atomic,
     write_text_atomic,
@@ -42,6 +45,11 @@ from biaseval.run.filesystem import (
 __all__ = ["SHARD_KEY", "RunDir", "staging_dir", "write_bytes_atomic", "write_parquet_atomic", "write_text_atomic"]
 
 SHARD_KEY = b"biaseval.shard_key"
+# A shard's checksum record, beside it: "<SHA-256 of the file's bytes>  <its file name>\n" (sha256sum's
+# format: `sha256sum -c *.sha256` in a shard folder checks them). What a check says when it fails:
+CHECKSUM = ".sha256"
+UNRECORDED = "no checksum recorded"
+CHANGED = "its checksum differs from the one recorded when it was written"
 # driver files a remote run uploads as soon as they are written (open_run, write_run), not again in publish
 UPLOADED_WHEN_WRITTEN = ("run.json", "items.parquet")
 
@@ -97,30 +105,70 @@ class RunDir:
         return key(system_folder(system), f"suite={suite}", f"shard-{index:05d}.parquet")
 
     def write_shard(self, rel: str, table: pa.Table, metadata: dict[bytes, bytes]) -> None:
-        self.shards.write_parquet(rel, table, metadata)
+        """The shard, made in memory, and before it its checksum record (``rel`` + CHECKSUM): one small
+        file per shard, written by the worker that writes the shard (wherever it runs, on any store;
+        no file is shared between writers). As the record comes first, a shard visible without one was
+        not written here (an older biaseval, another hand); a write cut off between the two leaves a
+        record and no shard, or the shard it was to replace, which then differs from it: either way the
+        shard is redone, never trusted. The record is not fsynced: losing it in a power cut only costs
+        the shard's rewrite."""
+        data = parquet_bytes(table, metadata)
+        record = f"{hashlib.sha256(data).hexdigest()}  {rel.rsplit('/', 1)[-1]}\n"
+        self.shards.write_bytes(rel + CHECKSUM, record.encode("ascii"), durable=False)
+        self.shards.write_bytes(rel, data)
 
-    def shard_stamp(self, rel: str) -> tuple[str, int]:
+    def read_shard(self, rel: str) -> bytes:
+        """A shard file's bytes (one read: the checks below take them)."""
+        return self.shards.read_bytes(rel)
+
+    def shard_stamp(self, rel: str, data: bytes | None = None) -> tuple[str, int]:
         """What a finished shard file was written for: its plan key and how many of its rows hold no
-        translation (0 for shards written before errors were counted) — one footer read."""
-        meta = self.shards.parquet_metadata(rel).schema.to_arrow_schema().metadata or {}
+        translation (0 for shards written before errors were counted) — its footer, from ``data`` (the
+        file's bytes) when given, else read."""
+        meta = (self.shards.parquet_metadata(rel) if data is None else pq.read_metadata(pa.BufferReader(data)))
+        meta = meta.schema.to_arrow_schema().metadata or {}
         return meta.get(SHARD_KEY, b"").decode(), int(meta.get(b"biaseval.errors", b"0") or 0)
 
-    def shard_rows(self, rel: str) -> int:
-        return self.shards.parquet_metadata(rel).num_rows
+    def shard_rows(self, rel: str, data: bytes | None = None) -> int:
+        return (self.shards.parquet_metadata(rel) if data is None else pq.read_metadata(pa.BufferReader(data))).num_rows
 
-    def shard_damage(self, rel: str, item_ids: list[str]) -> str | None:
-        """What is wrong with a finished shard file, or None when it is whole: it must read back with
-        every page matching the checksum written with it, and hold exactly ``item_ids`` in order (the
-        row count and item range of its shard)."""
+    def shard_integrity(self, rel: str, data: bytes | None = None) -> str | None:
+        """None when the shard's bytes (``data``, else read) have the SHA-256 recorded when it was
+        written; else why not: UNRECORDED (no record beside it) or CHANGED (another digest, or a record
+        that is not one)."""
         try:
-            ids = self.shards.read_table([rel], verify=True).column("item_id").to_pylist()
+            recorded = self.shards.read_bytes(rel + CHECKSUM).split(maxsplit=1)
+        except FileNotFoundError:
+            return UNRECORDED
+        data = self.read_shard(rel) if data is None else data
+        if not recorded or recorded[0] != hashlib.sha256(data).hexdigest().encode("ascii"):
+            return CHANGED
+        return None
+
+    def shard_problem(self, rel: str, item_ids: list[str] | None = None, data: bytes | None = None) -> str | None:
+        """What is wrong with a finished shard file, or None when it can be trusted: its bytes (``data``,
+        else read) must be those recorded when it was written (``shard_integrity``), and it must hold
+        exactly ``item_ids`` in order when they are given (the row count and item range of its shard).
+        A file whose checksum fails is read whole, every page against the CRC written with it, to tell
+        damaged bytes ("damaged (unreadable: ...)") from a well-formed file with other content."""
+        data = self.read_shard(rel) if data is None else data
+        unchecked = self.shard_integrity(rel, data)
+        if unchecked is None and item_ids is None:
+            return None
+        try:
+            table = pq.read_table(pa.BufferReader(data), columns=None if unchecked else ["item_id"],
+                                  page_checksum_verification=True)
         except Exception as exc:  # noqa: BLE001 - any read failure means the file cannot be trusted
-            return f"unreadable ({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
+            text = str(exc).strip()
+            return f"damaged (unreadable ({type(exc).__name__}: {text.splitlines()[0] if text else ''}))"
+        if unchecked:
+            return unchecked
+        ids = table.column("item_id").to_pylist()
         if len(ids) != len(item_ids):
-            return f"{len(ids)} rows, expected {len(item_ids)}"
+            return f"damaged ({len(ids)} rows, expected {len(item_ids)})"
         if ids != item_ids:
             first = next(i for i, (a, b) in enumerate(zip(ids, item_ids)) if a != b)
-            return f"row {first} is item {ids[first]!r}, expected {item_ids[first]!r}"
+            return f"damaged (row {first} is item {ids[first]!r}, expected {item_ids[first]!r})"
         return None
 
     def read_shards(self, rels: list[str], columns: list[str] | None = None):

@@ -101,10 +101,11 @@ class ShardWorker:
         texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
         texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys).implode())).unique("key_hash", maintain_order=True)
         limiter = self.limiter
-        # the limiter answers when a request may go (it decides and records the start then)
+        # the limiter answers when a request may go (it decides and records the start then); a pause
+        # is in force there before the thread that heard the Retry-After goes on
         acquire = (lambda requests, chars, tokens=0: ray.get(limiter.acquire.remote(requests, chars, tokens))) \
             if limiter else None
-        pause = (lambda seconds: limiter.pause.remote(seconds)) if limiter else None
+        pause = (lambda seconds: ray.get(limiter.pause.remote(seconds))) if limiter else None
         retry = self.cfg.retry
         runner = RequestRunner(self.translator,
                             RetryPolicy(retry.max_attempts, retry.backoff_s, retry.max_backoff_s, retry.timeout_s),

@@ -1,7 +1,8 @@
 """Rate limits that are promises about every sliding window: never more than ``requests_per_s``
 requests in any second, nor ``chars_per_min`` characters (``tokens_per_min`` estimated tokens, for
-LLMs) in any minute, over all of a system's actors, retries included; a server's Retry-After pauses them all. ``Limiter`` for threads in one
-process, ``RateLimiter`` as the Ray actor a system's actors share.
+LLMs) in any minute, over all of a system's actors, retries included; a server's Retry-After pauses
+them all, with or without limits (a schedule with no limit is a pause and nothing else). ``Limiter``
+for threads in one process, ``RateLimiter`` as the Ray actor a system's actors share.
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ class Schedule:
         for _, quota in self.quotas:
             quota.hold(self.paused_until)
 
+    def paused_for(self, now: float) -> float:
+        """Seconds left of the server's pause (0.0 when none holds)."""
+        return max(0.0, self.paused_until - now)
+
 
 class Limiter:
     """A ``Schedule`` shared by the threads of one process: ``acquire`` blocks until a request may go."""
@@ -124,9 +129,14 @@ class Limiter:
         with self._state:
             self.schedule.pause(self.clock(), seconds)
 
+    def paused_for(self) -> float:
+        with self._state:
+            return self.schedule.paused_for(self.clock())
+
 
 class RateLimiter:
-    """The Ray actor class (asyncio) that shares one system's ``Schedule`` between all its actors.
+    """The Ray actor class (asyncio) that shares one system's ``Schedule`` between all its actors. Every
+    live system has one, limits or not: without limits it is the pause every actor honours.
 
     ``acquire`` answers when the request may go, so the decision is taken, and recorded, at the
     instant the caller is let go; a caller sends as soon as it has the answer."""
@@ -147,3 +157,6 @@ class RateLimiter:
 
     async def pause(self, seconds: float) -> None:
         self.schedule.pause(time.monotonic(), seconds)
+
+    async def paused_for(self) -> float:
+        return self.schedule.paused_for(time.monotonic())

@@ -20,6 +20,7 @@ from biaseval.credentials import describe
 from biaseval.translate.base import BatchOutput, Stop, SystemStopped, TextDetails, TextTranslator
 from biaseval.translate.base import SplitBatch
 from biaseval.translate.packing import Batch, pack
+from biaseval.translate.ratelimit import Limiter
 
 
 @dataclass
@@ -58,6 +59,10 @@ class RequestRunner:
                  pause: Callable[[float], None] | None = None, clock: Callable[[], float] = time.monotonic):
         self.translator = translator
         self.policy = policy
+        # without a shared limiter, one of its own: a Retry-After still holds all this runner's threads
+        self.limiter = Limiter(clock=clock, sleep=sleep) if acquire is None and pause is None else None
+        if self.limiter is not None:
+            acquire, pause = self.limiter.acquire, self.limiter.pause
         self.acquire = acquire or (lambda requests, chars, tokens=0: None)  # blocks until the request may go
         self.pause = pause or (lambda seconds: None)  # tells the shared limiter about a Retry-After
         self.concurrency = concurrency

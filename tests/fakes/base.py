@@ -6,7 +6,7 @@ protocol on top::
         def do_POST(self):
             fake, record = self.fake, ThingRecord(...)  # a Record with what the request says
             with fake.track(record):                    # numbered, timed, counted in flight
-                scripted = fake.next_scripted()         # what fake.script(...) queued, or None
+                scripted = fake.next_scripted(record)   # the gate's or fake.script(...)'s outcome, or None
                 wait = fake.quota.take(chars) if fake.quota else 0.0
                 ...
             self.reply(200, body)
@@ -19,6 +19,9 @@ protocol on top::
   requests still waiting (``pause``), cuts open connections and joins every thread it started.
 - ``script(*outcomes, times=1)``: outcomes for the next requests, one each, in order, before normal
   answers; what an outcome is (an error, a slow answer) is up to the fake.
+- ``gate``: a ``Gate`` that holds requests until a client's every sender is waiting, throttles one
+  and lets the others go only once ``release()`` says so (a fake that passes its record to
+  ``next_scripted`` honours it: the OpenAI fake).
 - ``requests``: a ``Record`` per request, in arrival order, with ``seq`` (1 for the first request),
   ``at`` (arrival), ``done`` (when its answer was decided; None until then) and ``in_flight`` (how many
   requests the fake was handling when it arrived, itself included); ``max_in_flight``, ``count``.
@@ -92,6 +95,51 @@ class Failure:
     hang_s: float = 0.0
 
 
+class Gate:
+    """Holds requests until ``senders`` of them are waiting at once, answers the last to arrive with
+    ``outcome`` (a throttle, say), and holds the others until ``release()`` is true (polled every
+    ``poll_s``); later requests pass. With every sender of a client waiting here, none of them can send
+    anything more until the gate opens: what each does next is decided by what the throttle told them.
+    ``fired`` (the throttled request's record), ``opened`` (time.monotonic() when the others went on).
+    A gate that does not see ``senders`` requests within ``timeout_s`` throttles the last one anyway,
+    so that a test fails on its checks instead of hanging."""
+
+    def __init__(self, senders: int, outcome: Any, release: Callable[[], bool], *, poll_s: float = 0.01,
+                 timeout_s: float = 120.0):
+        self.senders, self.outcome, self.release = senders, outcome, release
+        self.poll_s, self.timeout_s = poll_s, timeout_s
+        self.waiting = 0  # requests held so far
+        self.fired: Record | None = None
+        self.opened: float | None = None
+        self._cond = threading.Condition()
+
+    def enter(self, record: "Record", stopping: threading.Event) -> Any | None:
+        """``outcome`` for the request the gate throttles, None for the others (once it is open)."""
+        with self._cond:
+            if self.opened is not None:
+                return None
+            self.waiting += 1
+            if self.fired is None and self.waiting >= self.senders:
+                self.fired = record
+                self._cond.notify_all()
+                return self.outcome
+            deadline = time.monotonic() + self.timeout_s
+            while self.fired is None and not stopping.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.fired = record
+                    self._cond.notify_all()
+                    return self.outcome
+                self._cond.wait(min(left, 0.1))
+        while self.opened is None and not stopping.is_set():
+            if self.release():
+                with self._cond:
+                    self.opened = self.opened or time.monotonic()
+                break
+            stopping.wait(self.poll_s)
+        return None
+
+
 @dataclass(kw_only=True)
 class Record:
     """One request a fake received; each fake adds what it read from the request and its answer."""
@@ -120,6 +168,7 @@ class FakeService:
         self._seq = 0
         self._in_flight = 0
         self._max_in_flight = 0
+        self.gate: Gate | None = None  # set by a test: see Gate
         self._server: _Server | None = None
         self._serve_thread: threading.Thread | None = None
         self.port = 0  # the HTTP port, once started (and still after stop: where it was)
@@ -172,8 +221,12 @@ class FakeService:
         with self._lock:
             self._script.extend(list(outcomes) * times)
 
-    def next_scripted(self) -> Any | None:
-        """The outcome queued for this request, if any (taken off the queue)."""
+    def next_scripted(self, record: "Record | None" = None) -> Any | None:
+        """The outcome for this request: the gate's (``gate``, given the request's ``record``), else the
+        one queued for it, if any (taken off the queue)."""
+        gate = self.gate
+        if gate is not None and record is not None and (outcome := gate.enter(record, self.stopping)) is not None:
+            return outcome
         with self._lock:
             return self._script.popleft() if self._script else None
 

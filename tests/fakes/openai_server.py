@@ -191,7 +191,7 @@ class FakeOpenAI(FakeService):
         record = RecordedRequest(method=handler.command, path=url.path, query=parse_qs(url.query),
                                  headers={k.lower(): v for k, v in handler.headers.items()})
         with self.track(record):
-            scripted = self.next_scripted()
+            scripted = self.next_scripted(record)
             extra: dict[str, str] = {}
             try:
                 scripted = scripted if scripted is not None else self._injected(record)
