@@ -37,6 +37,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.config import load_config
+from biaseval.config.paths import baseline_location
 from biaseval.errors import BiasevalError, ConfigError
 from biaseval.monitor import notify
 from biaseval.monitor.compare import item_drift, judge, metric_changes
@@ -53,6 +54,7 @@ from biaseval.monitor.verdict import (
     SystemDrift,
     verdict,
 )
+from biaseval.run.filesystem import StoreOptions
 from biaseval.run.rundir import RunDir
 from biaseval.translate.credentials import redact
 
@@ -108,7 +110,8 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
         if isinstance(spec, dict) and "system" in spec:
             base_run, base_system, described = run, spec["system"], f"system {spec['system']} (this run)"
         elif isinstance(spec, dict):
-            base_run, base_system, described = RunDir(Path(spec["run"])), system, f"run {spec['run']}"
+            base_run = RunDir(baseline_location(spec["run"], config_dir), StoreOptions.of(config))
+            base_system, described = system, f"run {spec['run']}"
         else:
             base_run = previous_run(previous_status, runs_dir, system)
             base_system, described = system, f"previous run {base_run.root.name}" if base_run else "previous run"
