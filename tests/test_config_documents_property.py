@@ -59,6 +59,9 @@ def dump(data) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
+TAGS = ["!!str", "!!int", "!!float", "!!bool", "!!null", "!!timestamp", "!!seq", "!!map", "!!binary", "!!set",
+        "!!omap", "!!pairs", "!!merge", "!!value", "!!python/object:os.system", "!!python/tuple", "!", "!x",
+        "!<tag:yaml.org,2002:int>"]
 FRAGMENTS = ["&a ", "*a", "&b [1, 2]", "*b", "<<: *a\n", "<<: [*a, *b]\n", "!!python/object:os.system ",
              "!!python/name:os.system ", "!!binary ", "!!set ", "!custom ", "!!str ", "!!int ", "!!map ", "? ",
              ": ", "- ", "\t", "\x00", "\x07", "\ufeff", "\r\n", "\r", "---\n", "...\n", "%YAML 1.1\n",
@@ -72,7 +75,7 @@ def mutated(draw, texts: st.SearchStrategy[str]) -> bytes:
     text = draw(texts)
     for _ in range(draw(st.integers(0, 5))):
         where = draw(st.integers(0, len(text)))
-        edit = draw(st.sampled_from(["insert", "delete", "line twice", "character", "alias bomb", "nest"]))
+        edit = draw(st.sampled_from(["insert", "delete", "line twice", "character", "alias bomb", "nest", "tag"]))
         if edit == "insert":
             text = text[:where] + draw(st.sampled_from(FRAGMENTS)) + text[where:]
         elif edit == "delete":
@@ -84,6 +87,10 @@ def mutated(draw, texts: st.SearchStrategy[str]) -> bytes:
             text = "\n".join(lines)
         elif edit == "character":
             text = text[:where] + draw(st.characters()) + text[where + 1:]
+        elif edit == "tag":  # a tag on a value: one of plain data's (perhaps the wrong one for it), or another
+            where = text.find(": ", where)
+            if where >= 0:
+                text = text[:where + 2] + draw(st.sampled_from(TAGS)) + " " + text[where + 2:]
         elif edit == "alias bomb":
             width, depth = draw(st.integers(2, 12)), draw(st.integers(1, 12))
             bomb = "b0: &b0 [" + ", ".join(["x"] * width) + "]\n" + "".join(
@@ -132,6 +139,9 @@ BOUND_S = 30
     f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 10))).encode())
 @example(b"systems: " + b"[" * 100_000)
 @example(b"a: &a [*a]\n")
+@example(b"a: !!int abc\n")
+@example(b"!!int")
+@example(b"a: " + b"1" * 5000 + b"\n")
 @example(b"a: !!python/object/apply:os.system [echo]\n")
 @example(b"x: " + b"y" * (MAX_BYTES + 1))
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,

@@ -175,6 +175,19 @@ def test_tags_other_than_plain_data_are_refused(tmp_path, tag):
     refused(config, f"{config}:3:", f"invalid YAML: tag {tag}", "is not allowed")
 
 
+@pytest.mark.parametrize("value, message", [
+    ("!!int abc", "3:47: invalid YAML: cannot read 'abc' as int (invalid literal"),
+    ("!!bool maybe", "3:47: invalid YAML: cannot read 'maybe' as bool"),
+    ("!!float x", "3:47: invalid YAML: cannot read 'x' as float"),
+    ("!!int ''", "3:47: invalid YAML: cannot read '' as int"),
+    ("1" * 5000, "3:47: invalid YAML: cannot read '1111111111111111111111111111111111111...' as int (Exceeds the limit"),
+])
+def test_a_value_its_tag_cannot_build_is_refused_with_its_line(tmp_path, value, message):
+    """(These were a ValueError, KeyError or IndexError traceback from inside the YAML library.)"""
+    config = write(tmp_path, f"name: x\nsuites: [otsc-en]\nsystems: {{c: {{backend: identity, options: {{a: {value}}}}}}}\n")
+    refused(config, f"{config}:{message}")
+
+
 def test_plain_data_tags_are_read(tmp_path):
     path = write(tmp_path, "a: !!str 010\nb: !!int '7'\nc: !!float 1\nd: !!bool true\ne: !!null ''\n"
                            "f: !!seq [1]\ng: !!map {h: 1}\n")

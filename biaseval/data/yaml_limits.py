@@ -24,6 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from ruamel.yaml.composer import Composer
+from ruamel.yaml.constructor import ConstructorError, SafeConstructor
+from ruamel.yaml.error import YAMLError
 from ruamel.yaml.events import AliasEvent, CollectionStartEvent, MappingStartEvent
 from ruamel.yaml.nodes import MappingNode, ScalarNode
 from ruamel.yaml.scanner import Scanner
@@ -65,6 +67,22 @@ class LimitedScanner(Scanner):
         super().fetch_flow_collection_start(TokenClass, to_push)
 
 
+class PlainConstructor(SafeConstructor):
+    """ruamel.yaml's safe constructor, whose failures on a value its tag cannot build (``!!int abc``,
+    ``!!bool maybe``, an integer of more digits than Python converts) are YAML errors at the value's
+    line and column, not a ValueError or KeyError from deep inside."""
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, KeyError, IndexError, TypeError, OverflowError) as exc:
+            text = node.value if isinstance(node, ScalarNode) else node.id
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            why = "" if isinstance(exc, (KeyError, IndexError)) else f" ({exc})"
+            raise ConstructorError(None, None, f"cannot read {shown!r} as {node.tag.removeprefix(_CORE)}{why}",
+                                   node.start_mark) from None
+
+
 class LimitedComposer(Composer):
     """ruamel.yaml's composer with the limits above checked as each node arrives."""
 
@@ -76,6 +94,7 @@ class LimitedComposer(Composer):
         self.sizes: dict[str, int] = {}  # anchor -> nodes its node stands for, aliases expanded
         self.open: set[str] = set()  # anchors of the nodes being composed
         self.path: list[Any] = []  # from the root: key nodes and sequence indices (for messages)
+        self.keys: PlainConstructor | None = None  # builds keys to compare them, apart from the document's
 
     def compose_document(self) -> Any:
         self.sizes, self.open = {}, set()
@@ -138,9 +157,12 @@ class LimitedComposer(Composer):
             return ("<<",)
         if key_node.tag == _CORE + "str":
             return key_node.value
+        if self.keys is None:
+            _ = self.loader.constructor  # the document's own constructor is the loader's, made first
+            self.keys = PlainConstructor(loader=self.loader)
         try:
-            value = self.loader.constructor.construct_object(key_node)
-        except Exception:  # noqa: BLE001 — not a valid value of its tag: the constructor will say so
+            value = self.keys.construct_object(key_node)
+        except YAMLError:  # not a value of its tag: the document's constructor says so, with the line
             return (key_node.tag, key_node.value)
         return value if value == value else (key_node.tag, key_node.value)  # NaN is never equal to itself
 

@@ -20,7 +20,15 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
-from biaseval.data.yaml_limits import MAX_BYTES, MAX_DEPTH, MAX_NODES, LimitedComposer, LimitedScanner, Refused
+from biaseval.data.yaml_limits import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    MAX_NODES,
+    LimitedComposer,
+    LimitedScanner,
+    PlainConstructor,
+    Refused,
+)
 from biaseval.errors import ConfigError
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "YamlDoc", "format_errors", "package_yaml", "parse_yaml",
@@ -82,7 +90,7 @@ def parse_yaml(text: str, source: str | Path) -> tuple[Any, Node | None]:
         raise ConfigError(f"{source}: YAML too large: over {MAX_BYTES:,} bytes; biaseval reads YAML files "
                           f"of at most {MAX_BYTES:,} bytes")
     loader = YAML(typ="safe", pure=True)
-    loader.Composer, loader.Scanner = LimitedComposer, LimitedScanner
+    loader.Composer, loader.Scanner, loader.Constructor = LimitedComposer, LimitedScanner, PlainConstructor
     try:
         node = loader.compose(text)
         data = None if node is None else loader.constructor.construct_document(node)
