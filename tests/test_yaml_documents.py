@@ -161,7 +161,7 @@ def test_nesting_up_to_the_cap_is_read(tmp_path):
 
 # --- size, tags ------------------------------------------------------------------------------------
 
-def test_a_file_over_the_size_cap_is_refused_unread(tmp_path):
+def test_a_file_over_the_size_cap_is_refused_before_it_is_parsed(tmp_path):
     config = tmp_path / "big.yaml"
     config.write_bytes(b"name: big\n# " + b"x" * MAX_BYTES + b"\n")
     refused(config, f"{config}: YAML too large: {MAX_BYTES + 13:,} bytes; biaseval reads YAML files of at most "
@@ -212,3 +212,8 @@ def test_errors_are_config_errors(tmp_path):
     path = write(tmp_path, "a: [" * 2 + "\n")
     with pytest.raises(ConfigError, match=r"invalid YAML"):
         read_yaml(path)
+
+
+def test_merging_several_mappings_the_first_listed_wins(tmp_path):
+    path = write(tmp_path, "a: &a {k: from-a, x: 1}\nb: &b {k: from-b, y: 2}\nc:\n  <<: [*a, *b]\n  z: 3\n")
+    assert read_yaml(path).data["c"] == {"k": "from-a", "x": 1, "y": 2, "z": 3}
