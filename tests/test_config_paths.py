@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from biaseval.config import load_config
-from biaseval.config.paths import cache_location
+from biaseval.config.paths import baseline_location, cache_location, history_location, monitor_store
 from biaseval.data.paths import from_file, location_from_file
+from biaseval.monitor.history import store_dirs
 from biaseval.pipeline import sweep
 from biaseval.run.plan import cache_for
 from biaseval.run.translation_store import default_root
@@ -59,6 +60,22 @@ def test_cache_location_of_each_kind_of_path(tmp_path, monkeypatch):
     config = load_config(write_config(config_dir))
     assert cache_location(config.cache, config_dir) is None
     assert cache_for(config, config_dir).root == str(default_root())
+
+
+def test_the_monitor_folders_are_next_to_the_config(tmp_path, monkeypatch):
+    """monitor.store and monitor.history.location always were; monitor.baselines.<s>.run was relative to
+    the current directory (and a URI there was mangled into a local path)."""
+    project = tmp_path / "project"
+    monitor = {"store": "mon", "history": {"location": "hist"}, "baselines": {"copy": {"run": "runs/first"}}}
+    config = load_config(write_config(project, monitor=monitor))
+    monkeypatch.chdir(tmp_path)
+    assert monitor_store(config.monitor, project) == project / "mon"
+    assert history_location(config.monitor, project) == str(project / "hist")
+    assert baseline_location(config.monitor.baselines["copy"]["run"], project) == project / "runs/first"
+    runs, history = store_dirs(config, project)
+    assert runs == project / "mon" / "runs" and history.folder.location == str(project / "hist")
+    remote = load_config(write_config(project, monitor={"store": "mon", "history": {"location": "s3://b/h"}}))
+    assert history_location(remote.monitor, project) == "s3://b/h"
 
 
 @pytest.mark.parametrize("written", ["a", "a/b.txt", "../x", "./y", "~", "~/z", "/abs", "C:x", "s3x/y", "file.yaml"])

@@ -8,9 +8,6 @@ from pathlib import Path
 from biaseval.config.monitor import MonitorConfig
 from biaseval.data.paths import from_file, location_from_file
 
-__all__ = ["baseline_location", "cache_location", "from_file", "history_location", "location_from_file",
-           "monitor_store"]
-
 
 def cache_location(cache, config_dir: Path) -> str | None:
     """``cache.path`` (a ``CacheConfig``): None for the default store, else a URI or a local folder."""
@@ -28,6 +25,6 @@ def history_location(monitor: MonitorConfig, config_dir: Path) -> str | None:
     return location_from_file(where, config_dir) if where else None
 
 
-def baseline_location(run: str, config_dir: Path) -> str:
-    """``monitor.baselines.<system>.run``: a run directory, local or a URI."""
-    return location_from_file(run, config_dir)
+def baseline_location(run: str, config_dir: Path) -> Path:
+    """``monitor.baselines.<system>.run``: a local run directory."""
+    return from_file(run, config_dir)

@@ -54,7 +54,6 @@ from biaseval.monitor.verdict import (
     SystemDrift,
     verdict,
 )
-from biaseval.run.filesystem import StoreOptions
 from biaseval.run.rundir import RunDir
 from biaseval.translate.credentials import redact
 
@@ -110,7 +109,7 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
         if isinstance(spec, dict) and "system" in spec:
             base_run, base_system, described = run, spec["system"], f"system {spec['system']} (this run)"
         elif isinstance(spec, dict):
-            base_run = RunDir(baseline_location(spec["run"], config_dir), StoreOptions.of(config))
+            base_run = RunDir(baseline_location(spec["run"], config_dir))
             base_system, described = system, f"run {spec['run']}"
         else:
             base_run = previous_run(previous_status, runs_dir, system)
