@@ -78,3 +78,20 @@ def test_modules_stay_small():
     long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
     assert set(long) <= set(LONG), f"modules over 450 lines: {long}"
+
+
+# the one YAML loader (limits, duplicate keys, line numbers): every other module reads YAML through it
+YAML_LOADER = {"data/yamlio.py", "data/yaml_limits.py"}
+
+
+def test_yaml_is_read_only_by_the_loader():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).as_posix() in YAML_LOADER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            wrong += [f"{path}:{node.lineno}: imports {name}: read YAML with biaseval.data.yamlio"
+                      for name in names if name.split(".")[0] in ("yaml", "ruamel")]
+    assert not wrong, "\n".join(wrong)

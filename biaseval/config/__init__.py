@@ -19,6 +19,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from biaseval.config.frozen import Frozen as _Frozen
 from biaseval.config.monitor import MonitorConfig
 from biaseval.config.naming import check_run_names, check_system_names, name_error
+from biaseval.data.paths import from_file
 from biaseval.data.yamlio import YamlDoc, read_yaml
 from biaseval.errors import ConfigError
 from biaseval.label.rules import Detector, RuleSet, builtin
@@ -161,7 +162,8 @@ class EmbeddingConfig(_Frozen):
 class CacheConfig(_Frozen):
     """The translation store, which is also the cache: where it lives and whether to use it."""
 
-    path: str | None = Field(default=None, description="default: $BIASEVAL_CACHE_DIR/translations")
+    path: str | None = Field(default=None, description="a folder (relative to the config file) or an object-store "
+                             "URI; default: $BIASEVAL_CACHE_DIR/translations")
     enabled: bool = True
 
 
@@ -293,8 +295,7 @@ def _check_embedding(config: RunConfig, doc: YamlDoc) -> None:
             model = config.embedding.models.get(language)
             if model is None:
                 raise doc.fail(("embedding", "models"), f"no embedding model for {language!r} (suite {suite})")
-            path = Path(model.path)
-            path = path if path.is_absolute() else doc.path.resolve().parent / path
+            path = from_file(model.path, doc.path.resolve().parent)
             if not path.is_file():
                 raise doc.fail(("embedding", "models", language, "path"), f"model file {path} not found")
             if language not in config.embedding.pairs and language not in DEFAULT_PAIRS:
@@ -320,8 +321,7 @@ def _check_monitor(config: RunConfig, doc: YamlDoc) -> None:
 def resolve_suites(config: RunConfig, config_dir: Path, doc: YamlDoc | None = None) -> RunConfig:
     lexicon = None
     if config.lexicon:
-        lexicon = Path(config.lexicon)
-        lexicon = lexicon if lexicon.is_absolute() else config_dir / lexicon
+        lexicon = from_file(config.lexicon, config_dir)
     names = []
     for i, name in enumerate(config.suites):
         where = doc.where(("suites", i)) + f": suites.{i}" if doc else ""

@@ -24,12 +24,10 @@ import tempfile
 import urllib.error
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.errors import DataError
 from biaseval.registry import Registry
 from biaseval.urls import check_url, opener
@@ -59,8 +57,7 @@ class DatasetSpec:
 @cache
 def registry() -> Registry[DatasetSpec]:
     reg: Registry[DatasetSpec] = Registry("dataset")
-    text = resources.files("biaseval").joinpath("data/datasets.yaml").read_text(encoding="utf-8")
-    for name, entry in yaml.safe_load(text).items():
+    for name, entry in package_yaml("data/datasets.yaml").items():
         reg.add(name, DatasetSpec(name=name, **entry))
     return reg
 

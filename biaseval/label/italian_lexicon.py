@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-import yaml
-
-from biaseval.errors import DataError
+from biaseval.data.yamlio import parse_yaml
+from biaseval.errors import ConfigError, DataError
 
 LABELS = ("masculine", "feminine", "both", "unknown")
 M, F, BOTH, UNKNOWN = LABELS
@@ -67,9 +66,9 @@ def _words(section: str, values) -> frozenset[str]:
 def parse_lexicon(text: str) -> Lexicon:
     """The lexicon from the YAML text of gender_it.yaml, validated (DataError naming the entry)."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise _fail(f"not valid YAML ({exc})") from None
+        data, _ = parse_yaml(text, LEXICON_FILE)
+    except ConfigError as exc:
+        raise DataError(str(exc)) from None
     if not isinstance(data, dict):
         raise _fail("expected a mapping at the top level")
     known = {"version", "determiners", "prenominal_adjectives", "prepositions", "articulated_prepositions",

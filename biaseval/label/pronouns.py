@@ -13,18 +13,15 @@ detector ``entity-alignment-pronoun`` applies to every reading. The pronoun list
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Sequence
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.label.analysers.base import Reading
 
 
 @cache
 def _lists() -> dict:
-    text = resources.files("biaseval").joinpath("data/entity_gender/pronouns.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return package_yaml("data/entity_gender/pronouns.yaml")
 
 
 @cache

@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Callable, Literal
 
 import polars as pl
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from biaseval.data.yamlio import package_yaml
 from biaseval.registry import Registry
 
 # neutral: no gender cued; ambiguous: both cued; unknown: what the rules look for is not there
@@ -162,8 +161,7 @@ TAGGERS = (
 @cache
 def builtin() -> Registry[Detector]:
     reg: Registry[Detector] = Registry("detector")
-    text = resources.files("biaseval").joinpath("data/detectors.yaml").read_text(encoding="utf-8")
-    for name, entry in yaml.safe_load(text).items():
+    for name, entry in package_yaml("data/detectors.yaml").items():
         reg.add(name, RuleSet(name=name, **entry))
     for tagger in TAGGERS:
         reg.add(tagger.name, tagger)

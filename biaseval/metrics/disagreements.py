@@ -21,11 +21,9 @@ The rules, in order, for a row whose reading (``label``/``reason``) differs from
 
 from __future__ import annotations
 
-from importlib import resources
-
 import polars as pl
-import yaml
 
+from biaseval.data.yamlio import package_yaml
 from biaseval.errors import DataError
 
 CLASSES = {
@@ -48,8 +46,7 @@ CHECKS = "data/winomt_human_checks.yaml"
 
 def hand_checks() -> dict[str, dict[int, dict]]:
     """language -> en.txt index -> {"class": ..., "note": ...} (DataError for an unknown class)."""
-    text = resources.files("biaseval").joinpath(CHECKS).read_text(encoding="utf-8")
-    checks = yaml.safe_load(text) or {}
+    checks = package_yaml(CHECKS) or {}
     for lang, entries in checks.items():
         for index, entry in entries.items():
             if entry.get("class") not in CLASSES or entry["class"] == "unchecked":

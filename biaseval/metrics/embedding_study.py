@@ -19,6 +19,7 @@ from typing import TextIO
 import polars as pl
 
 from biaseval.config import RunConfig
+from biaseval.data.paths import from_file
 from biaseval.metrics.embedding import (
     Study,
     bin_rows,
@@ -36,8 +37,7 @@ from biaseval.suites import SUITES
 
 def _model(config: RunConfig, config_dir: Path, language: str):
     spec = config.embedding.models[language]
-    path = Path(spec.path)
-    return (path if path.is_absolute() else config_dir / path), spec.format, spec.dim
+    return from_file(spec.path, config_dir), spec.format, spec.dim
 
 
 def study(rows: pl.DataFrame, config: RunConfig, config_dir: Path, log: TextIO = sys.stderr) -> Study:

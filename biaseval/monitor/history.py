@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.config import RunConfig, load_config
+from biaseval.config.paths import history_location, monitor_store
 from biaseval.errors import ConfigError
 from biaseval.monitor.verdict import MEASURED, SystemDrift
 from biaseval.names import key, under
@@ -28,11 +29,8 @@ KEYS = {"history": ["run_id", "system", "suite", "subset", "metric"], "status": 
 
 def store_dirs(config: RunConfig, config_dir: Path) -> tuple[Path, "History"]:
     """The folder of the monitoring runs' directories, and the history datasets."""
-    store = Path(config.monitor.store)
-    store = store if store.is_absolute() else config_dir / store
-    where = config.monitor.history.location
-    if where and not Folder(where).remote and not Path(where).is_absolute():
-        where = str(config_dir / where)
+    store = monitor_store(config.monitor, config_dir)
+    where = history_location(config.monitor, config_dir)
     return store / "runs", History(Folder(where or str(store), StoreOptions.of(config)), config.monitor.history)
 
 

@@ -38,6 +38,7 @@ import polars as pl
 
 from biaseval.config import load_config
 from biaseval.credentials import redact, remember_url
+from biaseval.config.paths import baseline_location
 from biaseval.errors import BiasevalError, ConfigError
 from biaseval.monitor import notify
 from biaseval.monitor.compare import item_drift, judge, metric_changes
@@ -110,7 +111,8 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
         if isinstance(spec, dict) and "system" in spec:
             base_run, base_system, described = run, spec["system"], f"system {spec['system']} (this run)"
         elif isinstance(spec, dict):
-            base_run, base_system, described = RunDir(Path(spec["run"])), system, f"run {spec['run']}"
+            base_run = RunDir(baseline_location(spec["run"], config_dir))
+            base_system, described = system, f"run {spec['run']}"
         else:
             base_run = previous_run(previous_status, runs_dir, system)
             base_system, described = system, f"previous run {base_run.root.name}" if base_run else "previous run"

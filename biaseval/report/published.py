@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.errors import ConfigError
 
 
@@ -73,7 +72,7 @@ def available() -> list[str]:
 def load(name: str) -> Published:
     if name not in available():
         raise ConfigError(f"published: unknown published results {name!r}; known: {', '.join(available())}")
-    raw = yaml.safe_load(resources.files("biaseval").joinpath(f"data/published/{name}.yaml").read_text(encoding="utf-8"))
+    raw = package_yaml(f"data/published/{name}.yaml")
     tables = tuple(Table(t["title"], t["suite"], t["scale"], t["decimals"], tuple(t["rows"])) for t in raw["tables"])
     errata = tuple(Erratum(**e) for e in raw.get("errata", ()))
     return Published(name, raw.get("cite", ""), tuple(raw["columns"]), tables, errata)

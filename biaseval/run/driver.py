@@ -231,7 +231,7 @@ def _plan(prepared: Prepared, out: Path | str, config_path: Path, run_id: str, p
           options: StoreOptions, stream) -> tuple[list[Task], RunDir, list[Shard], int, object]:
     """What is left to do: the live systems' texts to send (``plan_live``), the run directory opened,
     the tasks for every unfinished shard; (tasks, run, shards, shards skipped, translation store)."""
-    cache = cache_for(prepared.config)
+    cache = cache_for(prepared.config, prepared.config_dir)
     plan_live(prepared, cache, refresh=refresh, run_id=run_id)
     check_budgets(prepared)
 

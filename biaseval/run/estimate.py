@@ -47,7 +47,7 @@ class SystemEstimate:
 
 def estimate(prepared: Prepared, *, refresh: bool = False) -> list[SystemEstimate]:
     config = prepared.config
-    live = plan_live(prepared, cache_for(config), refresh=refresh, run_id=None)
+    live = plan_live(prepared, cache_for(config, prepared.config_dir), refresh=refresh, run_id=None)
     shards = shards_of(prepared)
     out = []
     for system, cfg in config.systems.items():

@@ -20,6 +20,7 @@ import numpy as np
 
 from biaseval.config import RunConfig, SystemConfig, resolve_suites
 from biaseval.credentials import remember, remember_url
+from biaseval.config.paths import cache_location
 from biaseval.errors import BiasevalError, RunDirError
 from biaseval.run.filesystem import StoreOptions
 from biaseval.run.keys import key_hashes
@@ -150,10 +151,11 @@ def sampled(config: RunConfig, suites: dict[str, SuiteData]) -> dict[str, SuiteD
     return {name: sample_suite(data, size, config.monitor.sample.seed) for name, data in suites.items()}
 
 
-def cache_for(config: RunConfig) -> TranslationStore:
-    """The translation store: ``cache.path`` (a path or an object-store URI, reached with the
-    ``output`` settings), else the local default under $BIASEVAL_CACHE_DIR."""
-    return TranslationStore(config.cache.path, StoreOptions.of(config))
+def cache_for(config: RunConfig, config_dir: Path) -> TranslationStore:
+    """The translation store: ``cache.path`` (an object-store URI, reached with the ``output``
+    settings, or a folder relative to the config's, ``config_dir``), else the local default under
+    $BIASEVAL_CACHE_DIR."""
+    return TranslationStore(cache_location(config.cache, config_dir), StoreOptions.of(config))
 
 
 def system_key(cfg: SystemConfig) -> str:

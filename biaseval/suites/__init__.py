@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from biaseval.data.paths import from_file
 from biaseval.errors import ConfigError
 from biaseval.names import problem
 from biaseval.suites import tgbi_hi, winomt_en, winomt_en_adj, winomt_hi  # noqa: F401  (registration)
@@ -32,8 +33,7 @@ BUILTIN_SUITES = Path(__file__).resolve().parent.parent / "data" / "suites"
 
 def suite_path(name: str, config_dir: Path) -> Path | None:
     if name.endswith((".yaml", ".yml")):
-        path = Path(name)
-        return path if path.is_absolute() else config_dir / path
+        return from_file(name, config_dir)
     for folder in (config_dir / "suites", BUILTIN_SUITES):
         candidate = folder / f"{name}.yaml"
         if candidate.is_file():

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from biaseval.data.datasets import get_spec, resolve
 from biaseval.data.lexicons import load_lexicon, load_lexicon_header
+from biaseval.data.paths import from_file
 from biaseval.data.textio import read_lines
 from biaseval.data.yamlio import read_yaml
 from biaseval.names import Name, problem
@@ -164,7 +165,7 @@ def load_template(path: str | Path, lexicon: str | Path | None = None) -> Suite:
     occ = spec.occupations
     base = Path(path).resolve().parent
     if occ.lexicon is not None or lexicon is not None:
-        lex_path = Path(lexicon) if lexicon is not None else base / occ.lexicon
+        lex_path = Path(lexicon) if lexicon is not None else from_file(occ.lexicon, base)
         for slot, column in occ.slots.items():
             if column == "line":
                 raise doc.fail(("occupations", "slots", slot), "'line' is for occupation files, not lexicons")

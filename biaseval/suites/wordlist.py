@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
+from biaseval.data.paths import from_file
 from biaseval.data.yamlio import YamlDoc
 from biaseval.names import Name
 from biaseval.suites.base import ITEM_SCHEMA, Subset, Suite, SuiteData
@@ -53,8 +53,7 @@ def load_wordlist_suite(doc: YamlDoc) -> "WordListSuite":
         words = default_word_list()
         origin = "bolukbasi (debiaswe)"
     else:
-        path = Path(spec.words)
-        path = path if path.is_absolute() else doc.path.resolve().parent / path
+        path = from_file(spec.words, doc.path.resolve().parent)
         if not path.is_file():
             raise doc.fail(("words",), f"no word list at {path}")
         words = load_word_list(path)

@@ -30,11 +30,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cache
-from importlib import import_module, resources
+from importlib import import_module
 from typing import Callable, ClassVar, Literal, Sequence
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.errors import ConfigError
 from biaseval.registry import Registry
 
@@ -165,7 +164,7 @@ class WordLists:
 
     def __init__(self, file: str):
         self.where = f"biaseval/data/entity_gender/{file}"
-        raw = yaml.safe_load(resources.files("biaseval").joinpath(f"data/entity_gender/{file}").read_text(encoding="utf-8"))
+        raw = package_yaml(f"data/entity_gender/{file}")
         self.raw = raw if isinstance(raw, dict) else {}
 
     def words(self, key: str, ok: Callable[[str], bool], expected: str) -> list[str]:

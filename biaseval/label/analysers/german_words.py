@@ -15,11 +15,9 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.errors import ConfigError
 from biaseval.label.analysers.base import MissingAnalyser
 
@@ -66,7 +64,7 @@ class WordData:
 def word_data() -> WordData:
     """de.yaml, validated (a ConfigError names the field at fault)."""
     where = "biaseval/data/entity_gender/de.yaml"
-    raw = yaml.safe_load(resources.files("biaseval").joinpath("data/entity_gender/de.yaml").read_text(encoding="utf-8"))
+    raw = package_yaml("data/entity_gender/de.yaml")
 
     def fail(field: str, message: str) -> ConfigError:
         return ConfigError(f"{where}: {field}: {message}")

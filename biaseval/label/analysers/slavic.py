@@ -106,11 +106,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import ClassVar
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.errors import ConfigError
 from biaseval.label.analysers.base import (
     GenderAnalyser,
@@ -158,7 +156,7 @@ class _Data:
 @cache
 def _data(lang: str) -> _Data:
     name = f"data/entity_gender/{lang}.yaml"
-    raw = yaml.safe_load(resources.files("biaseval").joinpath(name).read_text(encoding="utf-8"))
+    raw = package_yaml(name)
 
     def words(key: str) -> frozenset[str]:
         value = raw.get(key) if isinstance(raw, dict) else None

@@ -35,6 +35,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from biaseval.data.datasets import registry, resolve
+from biaseval.data.paths import from_file
 from biaseval.data.textio import read_lines
 from biaseval.errors import DataError, RecordedOutputError
 from biaseval.suites import SUITES
@@ -121,8 +122,7 @@ class RecordedTranslator(ItemTranslator):
             except DataError as exc:
                 raise DataError(f"{exc} (recorded outputs of {suite}/{subset}, from {self.field(suite)}: "
                                 f"{pattern!r})") from None
-        path = Path(rel)
-        path = path if path.is_absolute() else self.config_dir / path
+        path = from_file(rel, self.config_dir)
         if not path.is_file():
             why = "is a directory" if path.is_dir() else "no such file"
             raise RecordedOutputError(f"{path}: {why} — the recorded outputs of {suite}/{subset}, from "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from biaseval.data.paths import from_file
 from biaseval.errors import ConfigError
 
 # Files whose bytes decide a local model's outputs (hashed into its version string).
@@ -61,7 +62,7 @@ def locate_model(model: str, config_dir: Path, revision: str | None, local_files
                  config_name: str = "config.json") -> ModelLocation:
     """Find a model directory (relative paths are relative to the config file) or its hub cache
     entry, and read its ``config_name``. Raises ConfigError when neither exists."""
-    candidate = config_dir / Path(model).expanduser()  # an absolute path stays as it is
+    candidate = from_file(model, config_dir)
     if candidate.is_dir():
         cfg_file = candidate / config_name
         config = json.loads(cfg_file.read_text(encoding="utf-8")) if cfg_file.is_file() else {}
