@@ -11,10 +11,9 @@ import polars as pl
 
 from biaseval.config import MonitorConfig
 from biaseval.metrics.paired import mcnemar_p, outcome
-from biaseval.monitor.stats import LABEL_METRICS, OUTCOME_METRICS, adjust, label_tests, wald_p
+from biaseval.monitor.stats import LABEL_METRICS, OUTCOME_METRICS, adjust, detectable_shift, label_tests, wald_p
 from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.rundir import RunDir, system_folder
-from biaseval.suites.sample import detectable_change
 
 CHANGE_SCHEMA = {"suite": pl.String, "subset": pl.String, "metric": pl.String, "value": pl.Float64,
                  "baseline_value": pl.Float64, "change": pl.Float64, "change_low": pl.Float64,
@@ -128,8 +127,7 @@ def compare_items(both: pl.DataFrame, suite: str, monitor: MonitorConfig
     info = {"suite": suite, "items": n, "flipped": flips.height, "flipped_share": share, "better": better,
             "worse": worse, "mcnemar_p": tests.get((suite, "all", "outcome"), 1.0), "mcnemar_p_adjusted": None,
             "labels_p": tests.get((suite, "all", "labels"), 1.0), "text_changed_share": text_changed / n if n else 0.0,
-            "detectable_change": detectable_change(n, monitor.alpha, monitor.power, monitor.churn),
-            "significant": False}
+            "detectable_change": None, "significant": False}  # the detectable change: ``judge``, at the family's level
     flips = flips.select("item_id", "subset", "source", "translation_base", "translation", "label_base", "label",
                          pl.lit(suite).alias("suite"))
     return info, flips, tests
@@ -154,9 +152,13 @@ def family(systems: list[SystemDrift], watch: tuple[str, ...]) -> dict[tuple[str
 
 def judge(systems: list[SystemDrift], monitor: MonitorConfig) -> int:
     """The run's family of tests (``family``) corrected together; marks significant changes and each
-    system's status in place. Returns the family's size."""
+    system's status in place, and gives each suite its detectable change: the smallest one-way shift
+    of its outcome that its McNemar test finds with probability ``power`` at the family's level —
+    alpha / (the family's size), which Holm and BH reject whenever Bonferroni does, so the alarm
+    comes at least that often (``alpha`` itself without correction). Returns the family's size."""
     tests = family(systems, monitor.watch)
     keys = list(tests)
+    level = monitor.alpha if monitor.correction == "none" else monitor.alpha / max(len(keys), 1)
     adjusted = dict(zip(keys, adjust([tests[k] for k in keys], monitor.correction)))
     for s in systems:
         if s.changes is None:
@@ -173,6 +175,7 @@ def judge(systems: list[SystemDrift], monitor: MonitorConfig) -> int:
         for i in s.suites:
             i["mcnemar_p_adjusted"] = mine[(i["suite"], "all", "outcome")]
             i["significant"] = i["mcnemar_p_adjusted"] < monitor.alpha and i["flipped_share"] >= monitor.threshold
+            i["detectable_change"] = detectable_shift(i["items"], level, monitor.power, monitor.churn)
         drift = bool(s.changes["significant"].any()) or any(i["significant"] for i in s.suites)
         s.status = "drift" if drift else "ok"
     return len(keys)

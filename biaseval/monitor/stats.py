@@ -18,15 +18,16 @@ discovery rate), Holm (``holm``, family-wise error) or ``none``.
 Exact where counts are small: McNemar always (the binomial on the discordant pairs); marginal
 homogeneity over more than two labels by enumerating every way the discordant items could have
 flipped (``EXACT_LIMIT``), else Stuart–Maxwell's chi-square. Maintained implementations where they
-fit: statsmodels' ``multipletests`` for the corrections, scipy's binomial and chi-square
-distributions; Stuart–Maxwell's statistic is computed here (statsmodels' ``homogeneity`` gives NaN
-whenever a label never flips, which is common, and loses p below 1e-16): tests/test_monitor_paired.py
-checks it against statsmodels where both apply.
+fit: scipy's binomial and chi-square distributions. Computed here, for measured reasons, and checked
+against statsmodels in tests/test_monitor_paired.py: Stuart–Maxwell's statistic (statsmodels'
+``homogeneity`` gives NaN whenever a label never flips, which is common, and p = 0 below 1e-16) and
+the corrections (``adjust``).
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
@@ -44,14 +45,26 @@ EXACT_LIMIT = 1 << 18
 
 def adjust(p: list[float], method: str) -> list[float]:
     """Adjusted p-values of one family: ``bh`` (Benjamini–Hochberg step-up), ``holm`` (step-down) or
-    ``none``; each is monotone in the raw p and at most 1 (statsmodels' ``multipletests``)."""
+    ``none``; each is monotone in the raw p and at most 1. The same numbers as statsmodels'
+    ``multipletests`` (``fdr_bh``, ``holm``; tests/test_monitor_paired.py checks it on generated
+    families), computed here: statsmodels' Holm runs a full garbage collection on every call (a
+    quarter of a second in a process holding a run's tables), and the calibration simulation calls
+    this thousands of times."""
     if method not in ("bh", "holm", "none"):
         raise ValueError(f"unknown correction {method!r} (bh, holm or none)")
     if method == "none" or not p:
         return list(p)
-    from statsmodels.stats.multitest import multipletests
-
-    return multipletests(np.asarray(p, dtype=float), method={"bh": "fdr_bh", "holm": "holm"}[method])[1].tolist()
+    values = np.asarray(p, dtype=float)
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    if method == "holm":  # the k-th smallest times (n − k + 1), running maximum
+        adjusted = np.maximum.accumulate(ranked * np.arange(n, 0, -1))
+    else:  # the k-th smallest times n / k, running minimum from the largest
+        adjusted = np.minimum.accumulate((ranked * n / np.arange(1, n + 1))[::-1])[::-1]
+    out = np.empty(n)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out.tolist()
 
 
 def _pairs(flows: dict[tuple[str, str], int]) -> dict[tuple[str, str], tuple[int, int]]:
@@ -141,6 +154,39 @@ def label_tests(flows: pl.DataFrame) -> dict[str, float]:
             flows_of[(low, high)], flows_of[(high, low)] = f, b
         out[group] = marginal_homogeneity_p(flows_of)
     return out
+
+
+def mcnemar_power(n: int, change: float, level: float, churn: float) -> float:
+    """Exact power of the exact McNemar test (``mcnemar_p`` < ``level``) on n paired items when the
+    two runs disagree on a share churn + change of them: background churn split evenly between better
+    and worse, plus ``change`` one-way. The number of discordant items is Binomial(n, churn + change)
+    and, given k of them, the worse ones Binomial(k, (churn / 2 + change) / (churn + change)); the
+    test rejects when the smaller side is at most the critical count of k."""
+    from scipy.stats import binom
+
+    psi = churn + change
+    if n <= 0 or change <= 0 or psi <= 0:
+        return 0.0
+    k = np.arange(n + 1)
+    critical = binom.ppf(level / 2, k, 0.5)  # the smallest c with P(X <= c) >= level / 2 ...
+    critical = np.where(2 * binom.cdf(critical, k, 0.5) < level, critical, critical - 1)  # ... or one below
+    q = min(1.0, (churn / 2 + change) / psi)
+    caught = np.where(critical >= 0, binom.cdf(critical, k, q) + binom.sf(k - critical - 1, k, q), 0.0)
+    return float(np.clip((binom.pmf(k, n, min(psi, 1.0)) * caught).sum(), 0.0, 1.0))
+
+
+@lru_cache(maxsize=4096)
+def detectable_shift(n: int, level: float, power: float, churn: float) -> float:
+    """The smallest one-way shift of the outcome that the exact McNemar test at ``level`` finds with
+    probability ``power`` on n items (``mcnemar_power``, by bisection); NaN when none can."""
+    high = 1.0 - churn
+    if n <= 0 or mcnemar_power(n, high, level, churn) < power:
+        return float("nan")
+    low = 0.0
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if mcnemar_power(n, mid, level, churn) < power else (low, mid)
+    return high
 
 
 def wald_p(change, low, high, confidence: float = 0.95):
