@@ -110,10 +110,13 @@ def marginal_homogeneity_p(flows: dict[tuple[str, str], int]) -> float:
 
 def _exact_p(totals: np.ndarray, form: np.ndarray, statistic: float) -> float:
     """P(statistic >= observed) when each kind's flips split Binomial(total, 1/2) ways, independently."""
-    from scipy.stats import binom
+    from scipy.special import gammaln
 
     values = [np.arange(-t, t + 1, 2, dtype=float) for t in totals]  # forth − back
-    weights = [binom.pmf(np.arange(t + 1), t, 0.5) for t in totals]
+    weights = []
+    for t in totals:  # Binomial(t, 1/2) probabilities (a ufunc: scipy's distribution objects cost more)
+        k = np.arange(t + 1)
+        weights.append(np.exp(gammaln(t + 1) - gammaln(k + 1) - gammaln(t - k + 1) - t * math.log(2)))
     grid = np.stack(np.meshgrid(*values, indexing="ij"), axis=-1).reshape(-1, len(totals))
     weight = np.ones(1)
     for w in weights:
@@ -147,12 +150,12 @@ def label_tests(flows: pl.DataFrame) -> dict[str, float]:
     kinds = pairs.group_by("group").len()
     single = pairs.join(kinds.filter(pl.col("len") == 1), on="group", how="semi")
     out = dict(zip(single["group"].to_list(), np.atleast_1d(mcnemar_p(single["f"].to_numpy(), single["b"].to_numpy())).tolist()))
-    several = pairs.join(kinds.filter(pl.col("len") > 1), on="group", how="semi")
-    for (group,), part in several.partition_by("group", as_dict=True).items():
-        flows_of = {}
-        for low, high, f, b in part.select("low", "high", "f", "b").iter_rows():
-            flows_of[(low, high)], flows_of[(high, low)] = f, b
-        out[group] = marginal_homogeneity_p(flows_of)
+    several: dict[str, dict[tuple[str, str], int]] = {}
+    for group, low, high, f, b in pairs.join(kinds.filter(pl.col("len") > 1), on="group", how="semi").select(
+            "group", "low", "high", "f", "b").iter_rows():
+        flows_of = several.setdefault(group, {})
+        flows_of[(low, high)], flows_of[(high, low)] = f, b
+    out.update((group, marginal_homogeneity_p(flows_of)) for group, flows_of in several.items())
     return out
 
 
