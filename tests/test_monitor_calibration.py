@@ -14,6 +14,8 @@ from scipy.stats import binom
 from biaseval.config import MonitorConfig
 from biaseval.monitor.calibration import Shape, alarm_rates
 
+pytestmark = pytest.mark.slow  # about 10 s of CPU: 700 comparisons through the monitor's code
+
 RUNS = 100
 ALPHA, POWER = 0.05, 0.8
 ABOVE = binom.ppf(0.99, RUNS, ALPHA) / RUNS  # 0.10

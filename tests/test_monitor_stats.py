@@ -185,9 +185,9 @@ def test_the_run_is_one_family_and_a_label_shift_counts_once():
             ("all", "p_m", -0.05, "labels", 0.004), ("all", "p_f", 0.05, "labels", 0.004),
             ("all", "acc", 0.04, "outcome", 0.03), ("all", "delta_g", 0.03, "interval:delta_g", 0.02),
             ("all", "f1_male", 0.2, "interval:f1_male", 1e-9)]),  # not watched: outside the family
-            suites=[{"suite": "s", "mcnemar_p": 0.03, "flipped_share": 0.05}])
+            suites=[{"suite": "s", "items": 400, "mcnemar_p": 0.03, "flipped_share": 0.05}])
         b = SystemDrift("b", "ok", changes=_changes([("all", "acc", 0.04, "outcome", 0.04)]),
-                        suites=[{"suite": "s", "mcnemar_p": 0.04, "flipped_share": 0.05}])
+                        suites=[{"suite": "s", "items": 400, "mcnemar_p": 0.04, "flipped_share": 0.05}])
         return [a, b]
 
     watch = ("acc", "p_m", "p_f", "delta_g")
