@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from biaseval.metrics.bootstrap import intervals, resample_rows, rng_for
 from biaseval.metrics.occupations import _rank, _share_ranks, pearson, per_occupation
@@ -227,3 +229,28 @@ def test_winomt_metrics_on_replicate_tables_equal_plain_sums():
     macro = set_metrics(pro)["macro_f1"]
     assert np.array_equal(macro, (plain_f1(pro, 0) + plain_f1(pro, 1)) / 2)
     assert np.array_equal(all_metrics(strata, "macro_f1")["delta_s"], macro - set_metrics(strata[..., 1, :, :])["macro_f1"])
+
+
+SHARES = {"p_m", "p_f", "p_n", "acc", "neutral", "unknown", "control_acc", "control_unknown", "control_unasked"}
+
+
+@pytest.mark.property
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(["pro", "anti"]), st.sampled_from(["o1", "o2", "o3"]),
+                          st.sampled_from(["male", "female"]),
+                          st.sampled_from(["male", "female", "neutral", "ambiguous", "unknown", None])),
+                min_size=1, max_size=40))
+def test_no_share_of_any_scorer_has_a_point_interval(rows):
+    """Whatever the labels — all one class, one item per set — every share the scorers report has an
+    interval wider than a point that holds it (Wilson's), where it has items at all."""
+    from biaseval.metrics.control import control, control_counts
+    from biaseval.metrics.winomt import winomt
+
+    labelled = pl.DataFrame(rows, schema={c: pl.String for c in ("system", "subset", "occupation", "gold", "label")},
+                            orient="row").with_columns(
+        pl.lit("x").alias("suite"), pl.col("subset").alias("stereotype"), pl.lit("es").alias("tgt_lang"),
+        pl.lit(50.0).alias("female_share"))
+    frames = [gender_shares(labelled, n_boot=5), per_occupation(labelled, n_boot=5), winomt(labelled, n_boot=5),
+              control(control_counts(labelled), {"a": "female"}, {"a": "b"})]
+    shares = pl.concat(frames).filter(pl.col("metric").is_in(list(SHARES)) & (pl.col("n") > 0))
+    assert (shares["ci_high"] > shares["ci_low"]).all()
+    assert ((shares["ci_low"] <= shares["value"]) & (shares["value"] <= shares["ci_high"])).all()
