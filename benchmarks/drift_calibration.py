@@ -29,15 +29,20 @@ def _rate(rate: float, runs: int) -> str:
     return f"{100 * rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
 
-def bench_calibration(runs: int = RUNS) -> None:
-    from biaseval.config import MonitorConfig
-    from biaseval.monitor.calibration import Shape, alarm_rates
+def shapes():
+    from biaseval.monitor.calibration import Shape
 
-    shapes = (Shape("otsc", languages=4, occupations=40),  # otsc-en whole: 4 languages, 320 items
-              Shape("otsc", languages=1, occupations=40, keep=79),  # French, a sample of 79 (issue 24)
-              Shape("winomt", occupations=352, n_boot=200))  # WinoMT-Hindi's size: 704 items
+    return (Shape("otsc", languages=4, occupations=40),  # otsc-en whole: 4 languages, 320 items
+            Shape("otsc", languages=1, occupations=40, keep=79),  # French, a sample of 79 (issue 24)
+            Shape("winomt", occupations=352, n_boot=200))  # WinoMT-Hindi's size: 704 items
+
+
+def bench_calibration(runs: int = RUNS, which=None) -> None:
+    from biaseval.config import MonitorConfig
+    from biaseval.monitor.calibration import alarm_rates
+
     default = MonitorConfig(store="x")
-    for shape in shapes:
+    for shape in which or shapes():
         start = time.perf_counter()
         quiet = alarm_rates(shape, default, 0.0, runs, seed=1)
         heavy = alarm_rates(shape, default.model_copy(update={"churn": 0.3, "threshold": 0.0}), 0.0, runs, seed=2,

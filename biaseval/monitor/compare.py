@@ -155,7 +155,8 @@ def judge(systems: list[SystemDrift], monitor: MonitorConfig) -> int:
     system's status in place, and gives each suite its detectable change: the smallest one-way shift
     of its outcome that its McNemar test finds with probability ``power`` at the family's level —
     alpha / (the family's size), which Holm and BH reject whenever Bonferroni does, so the alarm
-    comes at least that often (``alpha`` itself without correction). Returns the family's size."""
+    comes at least that often (``alpha`` itself without correction) — and never below ``threshold``,
+    which a change must reach to count. Returns the family's size."""
     tests = family(systems, monitor.watch)
     keys = list(tests)
     level = monitor.alpha if monitor.correction == "none" else monitor.alpha / max(len(keys), 1)
@@ -175,7 +176,8 @@ def judge(systems: list[SystemDrift], monitor: MonitorConfig) -> int:
         for i in s.suites:
             i["mcnemar_p_adjusted"] = mine[(i["suite"], "all", "outcome")]
             i["significant"] = i["mcnemar_p_adjusted"] < monitor.alpha and i["flipped_share"] >= monitor.threshold
-            i["detectable_change"] = detectable_shift(i["items"], level, monitor.power, monitor.churn)
+            shift = detectable_shift(i["items"], level, monitor.power, monitor.churn)
+            i["detectable_change"] = max(shift, monitor.threshold) if shift == shift else shift
         drift = bool(s.changes["significant"].any()) or any(i["significant"] for i in s.suites)
         s.status = "drift" if drift else "ok"
     return len(keys)

@@ -69,7 +69,7 @@ def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorCo
             lines += ["", f"Detectable change: the smallest shift of the outcome (items turning from right to wrong) "
                           f"that this run catches with probability {monitor.power:g}: McNemar's exact test on these "
                           f"items at {level:.3g} (alpha {monitor.alpha:g} over the run's {stats['tests']} tests), with "
-                          f"churn {monitor.churn:g}.", ""]
+                          f"churn {monitor.churn:g}; never below the threshold ({monitor.threshold:g}).", ""]
         if s.changes is not None and s.changes.height:
             watched = s.changes.filter(pl.col("metric").is_in(list(monitor.watch))).sort(
                 "significant", pl.col("change").abs(), descending=True)
