@@ -22,7 +22,7 @@ METRIC_SCHEMA: dict[str, pl.DataType] = {
 
 class MetricRows:
     """Collects metric values, each with its bootstrap replicates or as a share of its ``n`` items;
-    intervals are computed at the end, a block of rows at a time: percentile intervals of the float
+    intervals are computed at the end, all rows of a kind at once: percentile intervals of the float
     replicates (``intervals``), Wilson's score interval for shares (``wilson_interval``: a plain
     proportion never gets a zero-width interval at 0/n or n/n, as its bootstrap would)."""
 
@@ -30,20 +30,15 @@ class MetricRows:
         self.keys: list[tuple[str, str, str, str]] = []
         self.values: list[float] = []
         self.ns: list[int] = []
-        self._blocks: list[tuple[str, list]] = []  # in row order: ("boot", [replicates]) or ("share", [])
-
-    def _block(self, kind: str) -> list:
-        if not self._blocks or self._blocks[-1][0] != kind:
-            self._blocks.append((kind, []))
-        return self._blocks[-1][1]
+        self._replicates: dict[int, np.ndarray] = {}  # row -> replicates, for rows that are not shares
 
     def add(self, system: str, suite: str, subset: str, metric: str, value: float, n: int,
             replicates: np.ndarray) -> None:
         """A metric with no closed-form interval: its bootstrap replicates."""
+        self._replicates[len(self.keys)] = np.asarray(replicates, dtype=float)
         self.keys.append((system, suite, subset, metric))
         self.values.append(float(value))
         self.ns.append(int(n))
-        self._block("boot").append(np.asarray(replicates, dtype=float))
 
     def add_share(self, system: str, suite: str, subset: str, metric: str, value: float, n: int) -> None:
         """A plain proportion: ``value`` of ``n`` items (``n`` is its denominator)."""
@@ -59,26 +54,24 @@ class MetricRows:
         self.keys.extend(keys)
         self.values.extend(np.asarray(values, dtype=float).tolist())
         self.ns.extend(np.asarray(ns).astype(int).tolist())
-        self._block("share").append(len(keys))
 
     def frame(self, confidence: float) -> pl.DataFrame:
         if not self.keys:
             return pl.DataFrame(schema=METRIC_SCHEMA)
         values, ns = np.asarray(self.values), np.asarray(self.ns)
-        lows, highs, at = [], [], 0
-        for kind, block in self._blocks:
-            if kind == "boot":
-                low, high = intervals(np.stack(block), confidence)
-            else:
-                rows = slice(at, at + sum(block))
-                low, high = wilson_interval(values[rows], ns[rows], confidence)
-            lows.append(low)
-            highs.append(high)
-            at += len(low)
+        share = np.ones(len(self.keys), dtype=bool)
+        share[list(self._replicates)] = False
+        low, high = np.full(len(self.keys), np.nan), np.full(len(self.keys), np.nan)
+        low[share], high[share] = wilson_interval(values[share], ns[share], confidence)
+        by_length: dict[int, list[int]] = {}  # one percentile call per number of replicates (one, usually)
+        for row, replicates in self._replicates.items():
+            by_length.setdefault(len(replicates), []).append(row)
+        for rows in by_length.values():
+            low[rows], high[rows] = intervals(np.stack([self._replicates[r] for r in rows]), confidence)
         system, suite, subset, metric = zip(*self.keys)
         return pl.DataFrame(
             {"system": system, "suite": suite, "subset": subset, "metric": metric, "value": self.values,
-             "n": self.ns, "ci_low": np.concatenate(lows), "ci_high": np.concatenate(highs)},
+             "n": self.ns, "ci_low": low, "ci_high": high},
             schema=METRIC_SCHEMA,
         )
 
