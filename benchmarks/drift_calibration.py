@@ -59,6 +59,18 @@ def bench_calibration(runs: int = RUNS, which=None) -> None:
               f"{100 * heavy['raw_below_alpha']:.2f}% (bound: alpha {100 * default.alpha:g}%)")
         print(f"  shift of the detectable change, {100 * change:.1f} pts: caught BH {_rate(caught['bh'], runs)}, "
               f"Holm {_rate(caught['holm'], runs)} (bound: power {100 * default.power:g}%)")
+        if change <= default.threshold:  # the threshold decided: the test's own detectable change, no threshold
+            print("  " + _tests_own(shape, default, runs))
+
+
+def _tests_own(shape, monitor, runs: int) -> str:
+    from biaseval.monitor.calibration import alarm_rates
+
+    bare = monitor.model_copy(update={"threshold": 0.0})
+    change = alarm_rates(shape, bare, 0.0, 1, seed=1)["detectable_change"]
+    caught = alarm_rates(shape, bare, change, runs, seed=4)
+    return (f"shift of the test's own detectable change, {100 * change:.1f} pts, no threshold: caught BH "
+            f"{_rate(caught['bh'], runs)}, Holm {_rate(caught['holm'], runs)} (bound: power {100 * monitor.power:g}%)")
 
 
 def coverage(n: int, p: np.ndarray, n_boot: int = 1000, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
