@@ -1,5 +1,5 @@
 """`make bench`: scoring throughput vs a per-line Python baseline, sweep throughput and memory, the
-monitor's history over a decade of weekly runs.
+monitor's history over a decade of weekly runs, the monitor's alarm calibrated by simulation.
 
 Needs the Hindi dataset (BIASEVAL_DATA_DIR). Prints one line per measurement and the ratio to
 its target; every number comes from this run.
@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 import yaml
 
+from benchmarks.drift_calibration import bench_drift
 from benchmarks.scoring import bench_scoring
 
 REPO = Path(__file__).resolve().parent.parent
@@ -378,7 +379,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sweep-child", nargs=2, metavar=("CONFIG", "OUT"))
     parser.add_argument("--rows", type=int, default=2_000_000, help="scoring benchmark size")
-    parser.add_argument("--only", choices=["scoring", "sweep", "live", "winomt", "embedding", "make-sweep", "trend"],
+    parser.add_argument("--drift-runs", type=int, default=1000, help="simulated comparisons per drift scenario")
+    parser.add_argument("--only", choices=["scoring", "sweep", "live", "winomt", "embedding", "make-sweep", "trend",
+                                           "drift"],
                         help="run one benchmark")
     args = parser.parse_args()
     if args.sweep_child:
@@ -387,7 +390,7 @@ def main() -> None:
     if args.only:
         {"scoring": lambda: bench_scoring(args.rows), "sweep": lambda: bench_sweep([100_000, 1_000_000]),
          "live": bench_live, "winomt": bench_winomt, "embedding": bench_embedding_memory,
-         "make-sweep": bench_make_sweep, "trend": bench_trend}[args.only]()
+         "make-sweep": bench_make_sweep, "trend": bench_trend, "drift": lambda: bench_drift(args.drift_runs)}[args.only]()
         return
     bench_scoring(args.rows)
     bench_sweep([100_000, 1_000_000])
@@ -396,6 +399,7 @@ def main() -> None:
     bench_embedding_memory()
     bench_make_sweep()
     bench_trend()
+    bench_drift(args.drift_runs)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
-"""The fast interval paths against the plain ones: share intervals from integer replicate counts
-(``share_intervals``) against numpy's percentile of the float shares, ``MetricRows`` blocks against
-one percentile call over every row, and ``per_occupation``'s counting in polars against counting
-row by row in Python — on inputs not shaped for the fast paths (NaN rows, one replicate, huge
-counts, Unicode names, nulls, labels outside the three classes)."""
+"""The fast interval paths against the plain ones: ``MetricRows`` blocks against one percentile call
+over every bootstrapped row and statsmodels' Wilson interval for every share, and
+``per_occupation``'s counting in polars against counting row by row in Python — on inputs not shaped
+for the fast paths (NaN rows, one replicate, huge counts, Unicode names, nulls, labels outside the
+three classes)."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from biaseval.metrics.bootstrap import intervals, resample_rows, rng_for, share_intervals
+from biaseval.metrics.bootstrap import intervals, resample_rows, rng_for
 from biaseval.metrics.occupations import _rank, _share_ranks, pearson, per_occupation
 from biaseval.metrics.proportions import CLASS_INDEX, gender_shares
 from biaseval.metrics.tidy import MetricRows
@@ -21,49 +23,41 @@ def float_shares(counts: np.ndarray, n: np.ndarray) -> np.ndarray:
         return np.where(n[:, None] > 0, counts / np.maximum(n, 1)[:, None], np.nan)
 
 
-@pytest.mark.parametrize("confidence", [0.95, 0.9, 0.5, 0.999, 0.0, 1.0, 0.123456789])
-def test_share_intervals_are_numpys_percentile_of_the_shares_bit_for_bit(confidence):
-    rng = np.random.default_rng(11)
-    for n_boot in (1, 2, 3, 7, 40, 199, 200, 1000, 1001):
-        n = np.array([0, 1, 2, 5, 17, 1000, 3_000_000_000, 0, 9])
-        p = rng.uniform(0, 1, size=n.size)
-        counts = rng.binomial(n[:, None], p[:, None], size=(n.size, n_boot))
-        expected = intervals(float_shares(counts, n), confidence)
-        got = share_intervals(counts, n, confidence)
-        for e, g in zip(expected, got):
-            assert np.array_equal(e, g, equal_nan=True), (n_boot, confidence, e, g)
-    assert np.isnan(share_intervals(np.zeros((2, 5), np.int64), np.array([0, 0]))[0]).all()
+def wilson(counts, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """statsmodels' Wilson interval (the reference), NaN for an empty set."""
+    from statsmodels.stats.proportion import proportion_confint
 
-
-def test_share_intervals_interpolate_halfway_as_numpy_does():
-    """Halfway between 1/3 and 3/3, numpy interpolates from the upper end (a + d/2 is not b - d/2 here)."""
-    counts, n = np.array([[1, 3, 3]]), np.array([3])
-    expected = intervals(float_shares(counts, n), 0.5)  # the 25th percentile of 3 values: halfway from the 1st
-    assert expected[0][0] == 1.0 - (1.0 - 1 / 3) * 0.5 != 1 / 3 + (1.0 - 1 / 3) * 0.5
-    assert np.array_equal(share_intervals(counts, n, 0.5), expected)
+    counts, n = np.asarray(counts, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low, high = proportion_confint(counts, np.where(n > 0, n, 1), alpha=1 - confidence, method="wilson")
+    return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
 
 
 def test_metric_rows_blocks_give_one_percentile_call_over_all_rows():
-    """Float rows with undefined replicates (nanpercentile) mixed with share rows, in any order."""
+    """Float rows with undefined replicates (nanpercentile) mixed with share rows (Wilson's
+    interval), in any order."""
     rng = np.random.default_rng(3)
     n = np.array([4, 0, 30])
-    counts = rng.binomial(n[:, None], 0.3, size=(3, 50))
+    counts = rng.binomial(n[:, None], 0.3, size=(3, 50))  # only their shape matters now
     with_nan = rng.uniform(size=(2, 50))
     with_nan[0, ::7] = np.nan
     rows = MetricRows()
     rows.add("s", "x", "a", "m1", 0.1, 5, with_nan[0])
-    rows.add_shares("s", "x", ["b", "c", "d"], "p", [0.2, np.nan, 0.3], n, counts)
+    rows.add_shares("s", "x", ["b", "c", "d"], "p", [0.25, np.nan, 0.3], n)
     rows.add("s", "x", "e", "m2", 0.4, 6, with_nan[1])
     frame = rows.frame(0.9)
     low, high = intervals(np.vstack([with_nan[:1], float_shares(counts, n), with_nan[1:]]), 0.9)
+    share_low, share_high = wilson([1, 0, 9], n, 0.9)
+    low[1:4], high[1:4] = share_low, share_high
     assert frame["subset"].to_list() == ["a", "b", "c", "d", "e"]
-    assert np.array_equal(frame["ci_low"].to_numpy(), low, equal_nan=True)
-    assert np.array_equal(frame["ci_high"].to_numpy(), high, equal_nan=True)
+    assert np.allclose(frame["ci_low"].to_numpy(), low, rtol=1e-12, atol=1e-15, equal_nan=True)
+    assert np.allclose(frame["ci_high"].to_numpy(), high, rtol=1e-12, atol=1e-15, equal_nan=True)
     assert frame["n"].to_list() == [5, 4, 0, 30, 6]
 
 
 def plain_per_occupation(labelled: pl.DataFrame, n_boot: int, seed: int, confidence: float = 0.95) -> pl.DataFrame:
-    """The reference: counted row by row in Python, every replicate as a float share, one percentile call."""
+    """The reference: counted row by row in Python; p_m and p_f with statsmodels' Wilson interval, the
+    correlations' replicates from float shares, one percentile call."""
     groups: dict = {}
     for row in labelled.sort("female_share", nulls_last=True).iter_rows(named=True):
         if row["occupation"] is None or row["female_share"] is None:
@@ -72,20 +66,20 @@ def plain_per_occupation(labelled: pl.DataFrame, n_boot: int, seed: int, confide
             row["occupation"], (row["female_share"], np.zeros(3, np.int64)))
         if row["label"] is not None:
             counts[CLASS_INDEX[row["label"]]] += 1
-    out, replicates = [], []
+    out, replicates, shares = [], [], []
     for (system, suite, tgt), occupations in sorted(groups.items()):
         names = sorted(occupations)
         x = np.array([occupations[o][0] for o in names], float)
         counts = np.array([occupations[o][1] for o in names])
         n = counts.sum(axis=1)
-        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))
         point = float_shares(counts, n)
         for k, metric in ((0, "p_m"), (1, "p_f")):
-            boot = float_shares(reps[:, :, k], n)
+            low, high = wilson(counts[:, k], n, confidence)
             for i, name in enumerate(names):
                 out.append((system, suite, f"{tgt}/occupation/{name}", metric, point[i, k], int(n[i])))
-                replicates.append(boot[i])
+                shares.append((low[i], high[i]))
         if len(names) >= 3:
+            reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))
             y_boot = float_shares(reps[:, :, 1], n).T
             out.append((system, suite, tgt, "r_female_share", float(pearson(x, point[None, :, 1])[0]), len(names)))
             replicates.append(pearson(x, y_boot))
@@ -93,8 +87,9 @@ def plain_per_occupation(labelled: pl.DataFrame, n_boot: int, seed: int, confide
             out.append((system, suite, tgt, "rho_female_share", float(pearson(rx, _rank(point[None, :, 1]))[0]),
                         len(names)))
             replicates.append(pearson(rx, _rank(y_boot)))
-    low, high = intervals(np.stack(replicates), confidence)
-    return pl.DataFrame([(*r, lo, hi) for r, lo, hi in zip(out, low, high)], orient="row",
+    booted, shared = iter(zip(*intervals(np.stack(replicates), confidence))), iter(shares)
+    bounds = [next(shared) if r[3] in ("p_m", "p_f") else next(booted) for r in out]
+    return pl.DataFrame([(*r, lo, hi) for r, (lo, hi) in zip(out, bounds)], orient="row",
                         schema=["system", "suite", "subset", "metric", "value", "n", "ci_low", "ci_high"])
 
 
@@ -117,8 +112,9 @@ def test_per_occupation_equals_row_by_row_counting():
     })
     fast = per_occupation(labelled, n_boot=300, seed=4)
     plain = plain_per_occupation(labelled, n_boot=300, seed=4)
-    assert fast.select(plain.columns).with_columns(pl.col(pl.Float64).fill_nan(None)).equals(
-        plain.with_columns(pl.col(pl.Float64).fill_nan(None)))
+    assert fast.select(plain.columns).drop("ci_low", "ci_high").equals(plain.drop("ci_low", "ci_high"))
+    for column in ("ci_low", "ci_high"):  # Wilson's closed form here and in statsmodels: equal to rounding
+        assert np.allclose(fast[column].to_numpy(), plain[column].to_numpy(), rtol=1e-12, atol=1e-15, equal_nan=True)
     # counted frames (a ``count`` column, as scoring passes them) give the same rows
     counted = labelled.group_by(labelled.columns).len("count")
     assert per_occupation(counted, n_boot=300, seed=4).equals(fast)
@@ -131,7 +127,7 @@ def test_per_occupation_names_a_label_outside_the_classes():
         per_occupation(labelled, n_boot=10)
 
 
-def test_gender_shares_equal_the_float_percentile_per_row():
+def test_gender_shares_are_counted_with_wilson_intervals_per_row():
     rng = np.random.default_rng(9)
     size = 2000
     labelled = pl.DataFrame({"system": rng.choice(["a", "b"], size).tolist(), "suite": "x",
@@ -145,15 +141,14 @@ def test_gender_shares_equal_the_float_percentile_per_row():
         for row in labelled.filter(pl.col("system") == system).iter_rows(named=True):
             if row["label"] is not None:
                 counts[subsets.index(row["subset"]), CLASS_INDEX[row["label"]]] += 1
-        reps = resample_rows(counts, 250, rng_for(2, system, "x", "sets"))
         n = counts.sum(axis=1)
         for k, metric in enumerate(("p_m", "p_f", "p_n")):
-            low, high = intervals(float_shares(reps[:, :, k], n))
+            low, high = wilson(counts[:, k], n)
             for i, subset in enumerate(subsets):
                 row = got.filter((pl.col("system") == system) & (pl.col("subset") == subset) & (pl.col("metric") == metric))
                 value = counts[i, k] / n[i] if n[i] else np.nan
-                assert np.array_equal(row.select("value", "ci_low", "ci_high").row(0), [value, low[i], high[i]],
-                                      equal_nan=True)
+                assert np.allclose(row.select("value", "ci_low", "ci_high").row(0), [value, low[i], high[i]],
+                                   rtol=1e-12, atol=1e-15, equal_nan=True)
     assert got.filter(pl.col("subset") == "empty")["n"].to_list() == [0] * 6
     assert got["metric"].to_list()[:3] == ["p_m", "p_f", "p_n"]
 
@@ -234,3 +229,28 @@ def test_winomt_metrics_on_replicate_tables_equal_plain_sums():
     macro = set_metrics(pro)["macro_f1"]
     assert np.array_equal(macro, (plain_f1(pro, 0) + plain_f1(pro, 1)) / 2)
     assert np.array_equal(all_metrics(strata, "macro_f1")["delta_s"], macro - set_metrics(strata[..., 1, :, :])["macro_f1"])
+
+
+SHARES = {"p_m", "p_f", "p_n", "acc", "neutral", "unknown", "control_acc", "control_unknown", "control_unasked"}
+
+
+@pytest.mark.property
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(["pro", "anti"]), st.sampled_from(["o1", "o2", "o3"]),
+                          st.sampled_from(["male", "female"]),
+                          st.sampled_from(["male", "female", "neutral", "ambiguous", "unknown", None])),
+                min_size=1, max_size=40))
+def test_no_share_of_any_scorer_has_a_point_interval(rows):
+    """Whatever the labels — all one class, one item per set — every share the scorers report has an
+    interval wider than a point that holds it (Wilson's), where it has items at all."""
+    from biaseval.metrics.control import control, control_counts
+    from biaseval.metrics.winomt import winomt
+
+    labelled = pl.DataFrame(rows, schema={c: pl.String for c in ("system", "subset", "occupation", "gold", "label")},
+                            orient="row").with_columns(
+        pl.lit("x").alias("suite"), pl.col("subset").alias("stereotype"), pl.lit("es").alias("tgt_lang"),
+        pl.lit(50.0).alias("female_share"))
+    frames = [gender_shares(labelled, n_boot=5), per_occupation(labelled, n_boot=5), winomt(labelled, n_boot=5),
+              control(control_counts(labelled), {"a": "female"}, {"a": "b"})]
+    shares = pl.concat(frames).filter(pl.col("metric").is_in(list(SHARES)) & (pl.col("n") > 0))
+    assert (shares["ci_high"] > shares["ci_low"]).all()
+    assert ((shares["ci_low"] <= shares["value"]) & (shares["value"] <= shares["ci_high"])).all()

@@ -76,13 +76,16 @@ def test_winomt_hand_computed():
         winomt(_wino(gold, pred, stereo), basis="f1")
 
 
-def test_bootstrap_is_seeded_and_brackets_the_value():
+def test_bootstrap_is_seeded_shares_are_wilson_and_both_bracket_the_value():
     labelled = frame(subset=["a"] * 300, label=(["male"] * 200 + ["female"] * 60 + ["neutral"] * 40))
-    first = gender_shares(labelled, n_boot=500, seed=7)
-    again = gender_shares(labelled, n_boot=500, seed=7)
-    other = gender_shares(labelled, n_boot=500, seed=8)
+    first = tgbi(labelled, index_sets=["a"], n_boot=500, seed=7)
+    again = tgbi(labelled, index_sets=["a"], n_boot=500, seed=7)
+    other = tgbi(labelled, index_sets=["a"], n_boot=500, seed=8)
     assert first.equals(again)
-    assert not first.equals(other)
+    booted = pl.col("metric").is_in(["P", "tgbi"])
+    assert not first.filter(booted).equals(other.filter(booted))  # P and TGBI: a seeded bootstrap
+    assert first.filter(~booted).equals(other.filter(~booted))  # the shares: Wilson's closed form
+    assert first.filter(~booted).equals(gender_shares(labelled, n_boot=500, seed=7))
     for row in first.iter_rows(named=True):
         assert row["ci_low"] < row["value"] < row["ci_high"]
     # the normal approximation for p_m = 2/3 at n = 300: half-width ~ 1.96 * sqrt(p(1-p)/n) = 0.053

@@ -300,7 +300,7 @@ def test_a_sample_of_each_suite_is_the_same_items_run_to_run(tmp_path, ray_local
     """A stratified, seeded sample of 150 of WinoMT-Hindi's 704 items: both runs translate the same
     items (half pro, half anti, as the suite), the comparison pairs all 150, and the report states
     the change 150 items can detect."""
-    from biaseval.suites.sample import detectable_change
+    from biaseval.monitor.stats import detectable_shift
 
     path = _config(tmp_path, {"aws": _aws_recorded()}, {}, sample={"size": 150, "seed": 1})
     first, second = run_monitor(path), run_monitor(path)
@@ -314,11 +314,13 @@ def test_a_sample_of_each_suite_is_the_same_items_run_to_run(tmp_path, ray_local
     assert items[0] == items[1] and len(set(items[0])) == 150
     aws = second.systems[0]
     assert aws.status == "ok" and aws.suites[0]["items"] == 150 and aws.suites[0]["flipped"] == 0
-    assert aws.suites[0]["detectable_change"] == pytest.approx(detectable_change(150, 0.05, 0.8, 0.02))
+    # at the family's level: alpha over the run's tests (Bonferroni's, which BH and Holm beat)
+    detectable = max(detectable_shift(150, 0.05 / second.summary["statistics"]["tests"], 0.8, 0.02), 0.02)
+    assert aws.suites[0]["detectable_change"] == pytest.approx(detectable)
     drift = (second.run.root / "drift.md").read_text(encoding="utf-8")
-    assert f"{100 * detectable_change(150, 0.05, 0.8, 0.02):.1f} pts" in drift
+    assert f"{100 * detectable:.1f} pts" in drift
     report = (second.run.root / "report.html").read_text(encoding="utf-8")
-    assert "150 (sample of 704)" in report and f"{100 * detectable_change(150, 0.05, 0.8, 0.02):.1f} pts" in report
+    assert "150 (sample of 704)" in report and f"{100 * detectable:.1f} pts" in report
 
 
 def test_plan_shows_the_sample_its_size_from_the_change_to_detect_and_its_cost(tmp_path, data_dir):

@@ -1,4 +1,6 @@
-"""Seeded percentile bootstrap over items, done on counts.
+"""Seeded percentile bootstrap over items, done on counts: the intervals of metrics with no closed form
+(F1, ΔG, ΔS, P, TGBI, correlations, means). Plain proportions get Wilson's interval instead
+(``metrics/wilson.py``): at 0/n and n/n their bootstrap is a point.
 
 Resampling n items with replacement from a table of categorical outcomes is the same as drawing
 the outcome counts from Multinomial(n, observed shares), so each replicate is one multinomial
@@ -61,47 +63,6 @@ def resample_rows(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -> 
 def resample_strata(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """Replicates of counts shaped (strata, ...), each stratum resampled within itself."""
     return np.stack([resample_counts(c, n_boot, rng) for c in counts], axis=1)
-
-
-def _percentile_points(n_boot: int, confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where numpy's percentile (method "linear") reads the two tails of ``n_boot`` sorted values: the
-    order statistics below and above each tail's position, and the weight between them."""
-    tail = (1.0 - confidence) / 2 * 100
-    position = (n_boot - 1) * np.true_divide([tail, 100 - tail], 100)
-    below = np.floor(position)
-    weight = position - below
-    lower = np.clip(below, 0, n_boot - 1).astype(np.intp)
-    upper = np.clip(below + 1, 0, n_boot - 1).astype(np.intp)
-    at_end = position >= n_boot - 1
-    lower[at_end] = upper[at_end] = n_boot - 1
-    return lower, upper, weight
-
-
-def _lerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
-    """numpy's interpolation between neighbouring order statistics (from the nearer end)."""
-    diff = b - a
-    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
-
-
-def share_intervals(counts: np.ndarray, n: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile intervals of shares ``counts / n``: ``counts`` (G, n_boot) replicate counts of one class
-    in G sets of ``n`` (G,) items each. The same numbers as ``intervals(counts / n)`` (a set of 0
-    items gets NaN), from the two order statistics per tail of the integer counts: a partial sort of
-    integers, without the float replicate table."""
-    counts = np.asarray(counts)
-    n = np.asarray(n)
-    low = np.full(counts.shape[0], np.nan)
-    high = np.full(counts.shape[0], np.nan)
-    filled = n > 0
-    if not filled.any() or counts.shape[1] == 0:
-        return low, high
-    lower, upper, weight = _percentile_points(counts.shape[1], confidence)
-    ordered = np.partition(counts[filled], np.unique(np.concatenate([lower, upper])), axis=1)
-    size = n[filled][:, None]
-    a, b = ordered[:, lower] / size, ordered[:, upper] / size  # (G', 2) each: the low and the high tail
-    low[filled] = _lerp(a[:, 0], b[:, 0], weight[0])
-    high[filled] = _lerp(a[:, 1], b[:, 1], weight[1])
-    return low, high
 
 
 def intervals(replicates: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:

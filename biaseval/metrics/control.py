@@ -17,7 +17,7 @@ The rest (``1 - control_acc - control_unknown``) are outputs with another gender
 outputs with a label (items without a translation are not scored). A system that follows the
 request has ``control_acc`` near 1 whatever ``control_unasked`` is; one that ignores it has
 ``control_acc`` equal to ``control_unasked`` (the same outputs); one that cannot produce a gender has
-both near 0, asked or not. Intervals: seeded percentile bootstraps over items, like every metric.
+both near 0, asked or not. Intervals: Wilson's score interval of each share (``metrics/wilson.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from biaseval.metrics.bootstrap import CONFIDENCE, resample_rows, rng_for
+from biaseval.metrics.bootstrap import CONFIDENCE
 from biaseval.metrics.tidy import MetricRows, count_cells
 
 CONTROL_METRICS = ("control_acc", "control_unknown", "control_unasked")
@@ -62,18 +62,17 @@ def _cells(counts: pl.DataFrame, systems: set[str]) -> dict[tuple[str, str, str]
     return cells
 
 
-def _shares(groups: list[np.ndarray], n_boot: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counts (G, K) -> (point shares (G, K), replicate counts (G, n_boot, K), n (G,))."""
+def _shares(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Counts (G, K) -> (point shares (G, K), n (G,))."""
     counts = np.asarray(groups, dtype=np.int64).reshape(len(groups), -1)
     n = counts.sum(axis=1)
-    reps = resample_rows(counts, n_boot, rng)
     with np.errstate(invalid="ignore", divide="ignore"):
         point = counts / np.where(n > 0, n, np.nan)[:, None]
-    return point, reps, n
+    return point, n
 
 
 def control(counts: pl.DataFrame, requests: dict[str, str], baselines: dict[str, str] | None = None, *,
-            n_boot: int = 1000, seed: int = 0, confidence: float = CONFIDENCE) -> pl.DataFrame:
+            confidence: float = CONFIDENCE) -> pl.DataFrame:
     """``control_acc``, ``control_unknown`` and (with a baseline) ``control_unasked`` per system ×
     suite × subset, for every system of ``requests`` (system -> the gender it is asked for).
     ``counts``: system, suite, subset, label and a ``count`` (``control_counts``), or one row per
@@ -90,15 +89,15 @@ def control(counts: pl.DataFrame, requests: dict[str, str], baselines: dict[str,
         asked = [cells[(system, suite, s)] for s in subsets]
         triples = [[c.get(wanted, 0), sum(c.get(u, 0) for u in UNREAD),
                     sum(c.values()) - c.get(wanted, 0) - sum(c.get(u, 0) for u in UNREAD)] for c in asked]
-        point, reps, n = _shares(triples, n_boot, rng_for(seed, system, suite, "control"))
-        rows.add_shares(system, suite, subsets, "control_acc", point[:, 0], n, reps[:, :, 0])
-        rows.add_shares(system, suite, subsets, "control_unknown", point[:, 1], n, reps[:, :, 1])
+        point, n = _shares(triples)
+        rows.add_shares(system, suite, subsets, "control_acc", point[:, 0], n)
+        rows.add_shares(system, suite, subsets, "control_unknown", point[:, 1], n)
         base = baselines.get(system)
         known = [s for s in subsets if (base, suite, s) in cells]
         if base is None or not known:
             continue
         plain = [cells[(base, suite, s)] for s in known]
         pairs = [[c.get(wanted, 0), sum(c.values()) - c.get(wanted, 0)] for c in plain]
-        point, reps, n = _shares(pairs, n_boot, rng_for(seed, system, suite, "control_unasked"))
-        rows.add_shares(system, suite, known, "control_unasked", point[:, 0], n, reps[:, :, 0])
+        point, n = _shares(pairs)
+        rows.add_shares(system, suite, known, "control_unasked", point[:, 0], n)
     return rows.frame(confidence)

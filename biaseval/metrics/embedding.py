@@ -187,7 +187,8 @@ def _mean(values: np.ndarray, picks: np.ndarray, n_boot: int) -> tuple[float, in
 
 
 def summarise(table: pl.DataFrame, *, n_boot: int, seed: int, confidence: float = CONFIDENCE) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Metrics (means with bootstrap CIs over words, gender-shift shares) and the shift table."""
+    """Metrics (means with bootstrap CIs over words; shares of words, with Wilson intervals) and the
+    shift table."""
     rows = MetricRows()
     shift_rows = []
     for (system, suite, tgt), part in table.group_by("system", "suite", "tgt_lang", maintain_order=True):
@@ -199,16 +200,15 @@ def summarise(table: pl.DataFrame, *, n_boot: int, seed: int, confidence: float 
             rows.add(system, suite, tgt, f"mean_{name}", *_mean(values, picks, n_boot))
         for name, delta in (("share_rose_f", "delta_f"), ("share_rose_m", "delta_m")):
             values = part[delta].to_numpy().astype(float)
-            with np.errstate(invalid="ignore"):
-                rose = np.where(np.isfinite(values), (values > 0).astype(float), np.nan)
-            rows.add(system, suite, tgt, name, *_mean(rose, picks, n_boot))
+            finite = np.isfinite(values)  # a proportion of the words with a value: Wilson's interval
+            share = float((values[finite] > 0).mean()) if finite.any() else float("nan")
+            rows.add_share(system, suite, tgt, name, share, int(finite.sum()))
         for cls, group in part.group_by("gender_class", maintain_order=True):
             m = group.height
             genders = group["tgt_gender"].fill_null("unknown").to_list()
             counts = np.array([genders.count(g) for g in TGT_GENDERS])
-            draws = rng.multinomial(m, counts / m, size=n_boot) / m
             for k, g in enumerate(TGT_GENDERS):
-                rows.add(system, suite, f"{tgt}/shift/{cls[0]}", f"to_{g}", counts[k] / m, m, draws[:, k])
+                rows.add_share(system, suite, f"{tgt}/shift/{cls[0]}", f"to_{g}", counts[k] / m, m)
                 shift_rows.append({"suite": suite, "system": system, "tgt_lang": tgt, "gender_class": cls[0],
                                    "tgt_gender": g, "count": int(counts[k]), "share": counts[k] / m})
     return rows.frame(confidence), pl.DataFrame(shift_rows, schema={

@@ -3,9 +3,10 @@ per system and target language, and whether that follows labour statistics — t
 p_f with the occupation's female share (Pearson r and Spearman rho) across occupations.
 
 Subsets are ``<tgt>/occupation/<occupation>`` (p_m, p_f) and ``<tgt>`` (r_female_share,
-rho_female_share, n = occupations). Intervals: the items of each occupation are resampled (a
-seeded bootstrap, as everywhere; one generator per system × suite × language, all occupations drawn
-at once); the correlation is recomputed on every replicate.
+rho_female_share, n = occupations). Intervals: Wilson's for p_m and p_f (an occupation has few
+items: its bootstrap would be a point at 0/n and n/n); for the correlations the items of each
+occupation are resampled (a seeded bootstrap; one generator per system × suite × language, all
+occupations drawn at once) and the correlation is recomputed on every replicate.
 """
 
 from __future__ import annotations
@@ -95,13 +96,13 @@ def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000,
         names = group["occupation"].to_list()
         x = group["female_share"].to_numpy().astype(float)
         counts = group.select(CLASSES).to_numpy().astype(np.int64)  # (O, 3)
-        reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))  # (O, n_boot, 3)
         point = shares(counts)  # (O, 3)
         subsets = [f"{tgt}/occupation/{name}" for name in names]
         n = counts.sum(axis=1)
-        rows.add_shares(system, suite, subsets, "p_m", point[:, 0], n, reps[:, :, 0])
-        rows.add_shares(system, suite, subsets, "p_f", point[:, 1], n, reps[:, :, 1])
+        rows.add_shares(system, suite, subsets, "p_m", point[:, 0], n)
+        rows.add_shares(system, suite, subsets, "p_f", point[:, 1], n)
         if len(names) >= 3:
+            reps = resample_rows(counts, n_boot, rng_for(seed, system, suite, tgt, "occupations"))  # (O, n_boot, 3)
             with np.errstate(invalid="ignore", divide="ignore"):  # every replicate of an occupation has its n items
                 female = np.where(n[:, None] > 0, reps[:, :, 1] / np.maximum(n, 1)[:, None], np.nan)
             y, y_boot = point[:, 1], female.T  # (O,), (n_boot, O)

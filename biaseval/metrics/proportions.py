@@ -37,39 +37,45 @@ def tgbi_p(share: np.ndarray) -> np.ndarray:
 
 
 class _Sets:
-    """Per system × suite × subset: the class counts and their bootstrap replicates, as arrays."""
+    """Per system × suite × subset: the class counts as arrays, and (for P and TGBI, which have no
+    closed-form interval) their bootstrap replicates."""
 
-    def __init__(self, labelled: pl.DataFrame, n_boot: int, seed: int):
+    def __init__(self, labelled: pl.DataFrame):
         cells: dict[tuple[str, str, str], np.ndarray] = {}
         for system, suite, subset, label, count in count_cells(labelled, ["system", "suite", "subset", "label"]):
             row = cells.setdefault((system, suite, subset), np.zeros(len(CLASSES), dtype=np.int64))
             if label is not None:  # a missing translation is not scored
                 row[CLASS_INDEX[label]] += count
         self.keys = list(cells)
-        counts = np.array(list(cells.values()), dtype=np.int64).reshape(-1, len(CLASSES))
-        self.n = counts.sum(axis=1)
-        self.point = shares(counts)  # (G, 3)
-        # one generator per system × suite, all its sets drawn at once (each within itself)
+        self.counts = np.array(list(cells.values()), dtype=np.int64).reshape(-1, len(CLASSES))
+        self.n = self.counts.sum(axis=1)
+        self.point = shares(self.counts)  # (G, 3)
+
+    def replicates(self, n_boot: int, seed: int) -> np.ndarray:
+        """(G, n_boot, 3) class counts: one generator per system × suite, all its sets drawn at once
+        (each within itself)."""
         reps = np.zeros((len(self.keys), n_boot, len(CLASSES)), dtype=np.int64)
         groups: dict[tuple[str, str], list[int]] = {}
         for g, (system, suite, _) in enumerate(self.keys):
             groups.setdefault((system, suite), []).append(g)
         for (system, suite), rows in groups.items():
-            reps[rows] = resample_rows(counts[rows], n_boot, rng_for(seed, system, suite, "sets"))
-        self.reps = reps  # (G, n_boot, 3) class counts
+            reps[rows] = resample_rows(self.counts[rows], n_boot, rng_for(seed, system, suite, "sets"))
+        return reps
 
     def add_shares(self, rows: MetricRows) -> None:
-        """p_m, p_f, p_n of each set, set by set."""
+        """p_m, p_f, p_n of each set, set by set (Wilson intervals)."""
         k = len(CLASSES)
         rows.add_share_rows([(*key, metric) for key in self.keys for metric in SHARE_METRICS], self.point.ravel(),
-                            np.repeat(self.n, k), self.reps.transpose(0, 2, 1).reshape(len(self.keys) * k, self.reps.shape[1]))
+                            np.repeat(self.n, k))
 
 
 def gender_shares(labelled: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0,
                   confidence: float = CONFIDENCE) -> pl.DataFrame:
-    """p_m, p_f, p_n per system × suite × subset. ``labelled`` needs system, suite, subset, label."""
+    """p_m, p_f, p_n per system × suite × subset, with Wilson intervals (``n_boot`` and ``seed`` are
+    for the scorers' common signature: shares need no bootstrap). ``labelled`` needs system, suite,
+    subset, label."""
     rows = MetricRows()
-    _Sets(labelled, n_boot, seed).add_shares(rows)
+    _Sets(labelled).add_shares(rows)
     return rows.frame(confidence)
 
 
@@ -77,10 +83,10 @@ def tgbi(labelled: pl.DataFrame, *, index_sets: Sequence[str], n_boot: int = 100
          confidence: float = CONFIDENCE) -> pl.DataFrame:
     """p_m, p_f, p_n and P per set, and subset ``all`` metric ``tgbi``: the mean P over ``index_sets``
     (only when every one of them is present for the system)."""
-    sets = _Sets(labelled, n_boot, seed)
+    sets = _Sets(labelled)
     rows = MetricRows()
     sets.add_shares(rows)
-    p_point, p_reps = tgbi_p(sets.point), tgbi_p(shares(sets.reps))  # (G,), (G, n_boot)
+    p_point, p_reps = tgbi_p(sets.point), tgbi_p(shares(sets.replicates(n_boot, seed)))  # (G,), (G, n_boot)
     members: dict[tuple[str, str], dict[str, int]] = {}
     for g, (system, suite, subset) in enumerate(sets.keys):
         rows.add(system, suite, subset, "P", p_point[g], sets.n[g], p_reps[g])

@@ -195,7 +195,7 @@ def control_metrics(run: RunDir, config: RunConfig) -> pl.DataFrame:
     rows = (pl.scan_parquet(run.labels).filter(pl.col("system").is_in(systems)
                                                & ~pl.col("suite").is_in(pl.Series(words, dtype=pl.String).implode()))
             .select("system", "suite", "item_id", "label").join(items, on=["suite", "item_id"], how="left"))
-    return control(control_counts(rows), requests, baselines, **_stats(config.metrics))
+    return control(control_counts(rows), requests, baselines, confidence=config.metrics.confidence)
 
 
 def embedding_outputs(run: RunDir, rows: pl.DataFrame, config: RunConfig, config_dir: Path) -> pl.DataFrame:

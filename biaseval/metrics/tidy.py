@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from biaseval.metrics.bootstrap import intervals, share_intervals
+from biaseval.metrics.bootstrap import intervals
+from biaseval.metrics.wilson import wilson_interval
 
 METRIC_SCHEMA: dict[str, pl.DataType] = {
     "system": pl.String,
@@ -20,48 +21,53 @@ METRIC_SCHEMA: dict[str, pl.DataType] = {
 
 
 class MetricRows:
-    """Collects metric values with their bootstrap replicates; intervals are computed at the end, a
-    block of rows at a time (float replicates by ``intervals``, shares by ``share_intervals``)."""
+    """Collects metric values, each with its bootstrap replicates or as a share of its ``n`` items;
+    intervals are computed at the end, all rows of a kind at once: percentile intervals of the float
+    replicates (``intervals``), Wilson's score interval for shares (``wilson_interval``: a plain
+    proportion never gets a zero-width interval at 0/n or n/n, as its bootstrap would)."""
 
     def __init__(self) -> None:
         self.keys: list[tuple[str, str, str, str]] = []
         self.values: list[float] = []
         self.ns: list[int] = []
-        self._blocks: list[tuple[list[np.ndarray] | np.ndarray, np.ndarray | None]] = []  # in row order
-
-    def _float_rows(self) -> list[np.ndarray]:
-        if not self._blocks or not isinstance(self._blocks[-1][0], list):
-            self._blocks.append(([], None))
-        return self._blocks[-1][0]
+        self._replicates: dict[int, np.ndarray] = {}  # row -> replicates, for rows that are not shares
 
     def add(self, system: str, suite: str, subset: str, metric: str, value: float, n: int,
             replicates: np.ndarray) -> None:
+        """A metric with no closed-form interval: its bootstrap replicates."""
+        self._replicates[len(self.keys)] = np.asarray(replicates, dtype=float)
         self.keys.append((system, suite, subset, metric))
         self.values.append(float(value))
         self.ns.append(int(n))
-        self._float_rows().append(np.asarray(replicates, dtype=float))
+
+    def add_share(self, system: str, suite: str, subset: str, metric: str, value: float, n: int) -> None:
+        """A plain proportion: ``value`` of ``n`` items (``n`` is its denominator)."""
+        self.add_share_rows([(system, suite, subset, metric)], [value], [n])
 
     def add_shares(self, system: str, suite: str, subsets: list[str], metric: str, values: np.ndarray,
-                   ns: np.ndarray, counts: np.ndarray) -> None:
-        """A share per subset: ``values`` (G,), sets of ``ns`` (G,) items, ``counts`` (G, n_boot) the
-        replicate counts whose share (``counts / ns``) the metric is."""
-        self.add_share_rows([(system, suite, subset, metric) for subset in subsets], values, ns, counts)
+                   ns: np.ndarray) -> None:
+        """A share per subset: ``values`` (G,) of sets of ``ns`` (G,) items."""
+        self.add_share_rows([(system, suite, subset, metric) for subset in subsets], values, ns)
 
-    def add_share_rows(self, keys: list[tuple[str, str, str, str]], values: np.ndarray, ns: np.ndarray,
-                       counts: np.ndarray) -> None:
+    def add_share_rows(self, keys: list[tuple[str, str, str, str]], values, ns) -> None:
         """``add_shares`` with a (system, suite, subset, metric) key per row."""
         self.keys.extend(keys)
         self.values.extend(np.asarray(values, dtype=float).tolist())
         self.ns.extend(np.asarray(ns).astype(int).tolist())
-        self._blocks.append((np.asarray(counts), np.asarray(ns)))
 
     def frame(self, confidence: float) -> pl.DataFrame:
         if not self.keys:
             return pl.DataFrame(schema=METRIC_SCHEMA)
-        bounds = [intervals(np.stack(block), confidence) if n is None else share_intervals(block, n, confidence)
-                  for block, n in self._blocks]
-        low = np.concatenate([b[0] for b in bounds])
-        high = np.concatenate([b[1] for b in bounds])
+        values, ns = np.asarray(self.values), np.asarray(self.ns)
+        share = np.ones(len(self.keys), dtype=bool)
+        share[list(self._replicates)] = False
+        low, high = np.full(len(self.keys), np.nan), np.full(len(self.keys), np.nan)
+        low[share], high[share] = wilson_interval(values[share], ns[share], confidence)
+        by_length: dict[int, list[int]] = {}  # one percentile call per number of replicates (one, usually)
+        for row, replicates in self._replicates.items():
+            by_length.setdefault(len(replicates), []).append(row)
+        for rows in by_length.values():
+            low[rows], high[rows] = intervals(np.stack([self._replicates[r] for r in rows]), confidence)
         system, suite, subset, metric = zip(*self.keys)
         return pl.DataFrame(
             {"system": system, "suite": suite, "subset": subset, "metric": metric, "value": self.values,

@@ -11,8 +11,9 @@ All computed from confusion counts, never from rounded percentages:
   2023: macro-F1 over male and female in each set) or ``basis="acc"`` (mt_gender: accuracy).
 - neutral: share of outputs labelled neutral or ambiguous (the paper's N); unknown: share labelled
   unknown.
-Rows without a translation are not scored. The pro, anti and neither (Winogender) sets are
-resampled separately in the bootstrap (their sizes are fixed by design).
+Rows without a translation are not scored. Intervals: Wilson's for the shares (acc, neutral,
+unknown: ``SHARES``), a seeded percentile bootstrap for the F1 scores and the differences, which
+resamples the pro, anti and neither (Winogender) sets separately (their sizes are fixed by design).
 """
 
 from __future__ import annotations
@@ -113,6 +114,17 @@ def confusion(labelled: pl.DataFrame) -> dict[tuple[str, str, str | None], np.nd
     return out
 
 
+SHARES = ("acc", "neutral", "unknown")  # plain proportions of the scored items: Wilson intervals
+
+
+def _add(rows: MetricRows, system: str, suite: str, subset: str, metric: str, value: float, n: int,
+         replicates: np.ndarray) -> None:
+    if metric in SHARES:
+        rows.add_share(system, suite, subset, metric, value, n)
+    else:
+        rows.add(system, suite, subset, metric, value, n, replicates)
+
+
 def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", by_target: bool = False, n_boot: int = 1000,
            seed: int = 0, confidence: float = CONFIDENCE) -> pl.DataFrame:
     """WinoMT metrics per system × suite (× target language with ``by_target``): subset ``all`` (acc,
@@ -139,11 +151,11 @@ def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", by_target: bool =
         for metric in point:
             if metric == "delta_s" and not (c[0].sum() and c[1].sum()):
                 continue  # a suite without pro or without anti items (winomt-en-adj) has no ΔS
-            rows.add(system, suite, tgt if by_target else "all", metric, point[metric][g], c.sum(), boot[metric][g])
+            _add(rows, system, suite, tgt if by_target else "all", metric, point[metric][g], c.sum(), boot[metric][g])
         for s, stratum in enumerate(STRATUM_NAMES):
             n = int(c[s].sum())
             if n:
                 for metric in strata_point[s]:
-                    rows.add(system, suite, prefix + stratum, metric, strata_point[s][metric][g], n,
-                             strata_boot[s][metric][g])
+                    _add(rows, system, suite, prefix + stratum, metric, strata_point[s][metric][g], n,
+                         strata_boot[s][metric][g])
     return rows.frame(confidence)

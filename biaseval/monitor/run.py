@@ -9,11 +9,12 @@ the monitor's store (translations refreshed: the cache is bypassed), then, per s
   been measured;
 - its baseline: the previous monitoring run where it was measured (default), a named run
   (``{run: DIR}``), or another system of the config (``{system: name}``, e.g. recorded outputs);
-- per metric, the change and its 95% interval, from the two runs' bootstrap intervals by the MOVER
-  method (the runs taken as independent: conservative for the same items);
-- per suite and subset, the paired tests on the items (McNemar on the binary outcome, Stuart–Maxwell
-  on the labels), the list of items whose label flipped with both translations, the share of outputs
-  whose text changed at all, and the change the suite's items can detect.
+- per metric, the change and its 95% interval, from the two runs' intervals by the MOVER method
+  (Newcombe's for shares; the runs taken as independent: conservative for the same items);
+- per suite and group of items (``all``, each subset, language and occupation), the paired tests
+  (McNemar on the binary outcome, marginal homogeneity on the labels: ``stats.py``), the list of items
+  whose label flipped with both translations, the share of outputs whose text changed at all, and
+  the change the suite's items can detect at the family's level.
 
 The run's tests are corrected together (``compare.judge``, ``stats.adjust``: Benjamini–Hochberg by
 default). A watched metric whose adjusted p is below ``alpha`` and whose change is at least

@@ -1,97 +1,209 @@
 """The tests of a monitoring run and their correction for multiplicity (pure functions).
 
-One run makes many tests: per system × suite × subset, one on the items' binary outcome (McNemar,
-for Acc) and one on their label distribution (Stuart–Maxwell, for p_m, p_f, p_n and N together, on the labels as the detector gave them: a
-move from male to female changes p_m and p_f at once, and is one change, not two); every other
-watched metric (ΔG, ΔS, P, TGBI, ...) is tested by the Wald p of its change's interval. The run's
-family is every distinct test behind a watched metric, corrected together: Benjamini–Hochberg
-(``bh``, false discovery rate), Holm (``holm``, family-wise error) or ``none``.
+One run makes many tests. Per system × suite × subset group of items that both runs translated
+(docs/monitoring.md, "The statistics"):
+
+- ``labels``: the items' labels in the two runs, paired — marginal homogeneity (Stuart–Maxwell; with
+  one kind of flip, McNemar), behind every metric that is a function of the group's label
+  distribution (``LABEL_METRICS``: p_m, p_f, p_n, N, ...): a move from male to female changes p_m
+  and p_f at once, and is one change, not two;
+- ``outcome``: the items' binary outcome (right, or neutral for gender-neutral sets), McNemar's
+  exact test, behind Acc and the suite's alarm;
+
+and every other watched metric (ΔG, ΔS, TGBI, ...) by the Wald p of its change's interval, which is 1
+when the interval carries no information (zero width). The run's family is every distinct test
+behind a watched metric, corrected together (``adjust``): Benjamini–Hochberg (``bh``, false
+discovery rate), Holm (``holm``, family-wise error) or ``none``.
+
+Exact where counts are small: McNemar always (the binomial on the discordant pairs); marginal
+homogeneity over more than two labels by enumerating every way the discordant items could have
+flipped (``EXACT_LIMIT``), else Stuart–Maxwell's chi-square. Maintained implementations where they
+fit: scipy's binomial and chi-square distributions. Computed here, for measured reasons, and checked
+against statsmodels in tests/test_monitor_paired.py: Stuart–Maxwell's statistic (statsmodels'
+``homogeneity`` gives NaN whenever a label never flips, which is common, and p = 0 below 1e-16) and
+the corrections (``adjust``).
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
+import polars as pl
 
 from biaseval.metrics.paired import mcnemar_p
 
-LABEL_METRICS = frozenset({"p_m", "p_f", "p_n", "neutral"})  # functions of the label distribution
+# metrics that are functions of a group's label distribution: tested by the group's labels test
+LABEL_METRICS = frozenset({"p_m", "p_f", "p_n", "neutral", "unknown", "P", "control_acc", "control_unknown"})
 OUTCOME_METRICS = frozenset({"acc"})  # the share of items whose outcome is right
+# the exact test enumerates the product over kinds of flip of (flips of that kind + 1) outcomes; above
+# this many it is Stuart–Maxwell's chi-square (by then each kind has tens of flips or more)
+EXACT_LIMIT = 1 << 18
 
 
 def adjust(p: list[float], method: str) -> list[float]:
     """Adjusted p-values of one family: ``bh`` (Benjamini–Hochberg step-up), ``holm`` (step-down) or
-    ``none``; each is monotone in the raw p and at most 1."""
-    n = len(p)
-    if method == "none" or n == 0:
-        return list(p)
-    order = sorted(range(n), key=lambda i: p[i])
-    out = [1.0] * n
-    if method == "holm":
-        running = 0.0
-        for rank, i in enumerate(order):
-            running = max(running, min(1.0, (n - rank) * p[i]))
-            out[i] = running
-        return out
-    if method != "bh":
+    ``none``; each is monotone in the raw p and at most 1. The same numbers as statsmodels'
+    ``multipletests`` (``fdr_bh``, ``holm``; tests/test_monitor_paired.py checks it on generated
+    families), computed here: statsmodels' Holm runs a full garbage collection on every call (a
+    quarter of a second in a process holding a run's tables), and the calibration simulation calls
+    this thousands of times."""
+    if method not in ("bh", "holm", "none"):
         raise ValueError(f"unknown correction {method!r} (bh, holm or none)")
-    running = 1.0
-    for rank in range(n - 1, -1, -1):
-        i = order[rank]
-        running = min(running, p[i] * n / (rank + 1))
-        out[i] = min(running, 1.0)
-    return out
+    if method == "none" or not p:
+        return list(p)
+    values = np.asarray(p, dtype=float)
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    if method == "holm":  # the k-th smallest times (n − k + 1), running maximum
+        adjusted = np.maximum.accumulate(ranked * np.arange(n, 0, -1))
+    else:  # the k-th smallest times n / k, running minimum from the largest
+        adjusted = np.minimum.accumulate((ranked * n / np.arange(1, n + 1))[::-1])[::-1]
+    out = np.empty(n)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out.tolist()
 
 
-def chi2_sf(x: float, df: int) -> float:
-    """Upper tail of the chi-square distribution with integer ``df`` (closed forms)."""
-    if x <= 0:
+def _pairs(flows: dict[tuple[str, str], int]) -> dict[tuple[str, str], tuple[int, int]]:
+    """Discordant items by kind of flip: (a, b) with a < b -> (items a -> b, items b -> a)."""
+    pairs: dict[tuple[str, str], list[int]] = {}
+    for (before, after), n in flows.items():
+        if before != after and n:
+            key = (before, after) if before < after else (after, before)
+            pairs.setdefault(key, [0, 0])[0 if before < after else 1] += int(n)
+    return {k: (f, b) for k, (f, b) in pairs.items()}
+
+
+def marginal_homogeneity_p(flows: dict[tuple[str, str], int]) -> float:
+    """p of "the two runs' label distributions on these items are the same", from the items that
+    flipped (``flows``: (label before, label after) -> items; items that kept their label do not
+    enter). One kind of flip (male <-> female, say): McNemar's exact test. More: Stuart–Maxwell's
+    statistic dᵀ S⁺ d (d: the flows out of each label minus the flows in; S: its covariance under no
+    change), whose distribution is enumerated exactly when the flips are few — each discordant item
+    as likely to have gone either way, the flips of each kind Binomial(flips, 1/2) — and is
+    chi-square with rank(S) degrees of freedom when they are many (``EXACT_LIMIT``)."""
+    pairs = _pairs(flows)
+    if not pairs:
         return 1.0
-    half = x / 2
-    if df % 2 == 0:
-        term, total = 1.0, 1.0
-        for i in range(1, df // 2):
-            term *= half / i
-            total += term
-        return math.exp(-half) * total
-    total = math.erfc(math.sqrt(half))
-    term = math.sqrt(half) * math.exp(-half) / math.gamma(1.5)
-    for i in range(1, (df + 1) // 2):
-        total += term
-        term *= half / (i + 0.5)
-    return min(1.0, total)
+    if len(pairs) == 1:
+        (forth, back), = pairs.values()
+        return mcnemar_p(forth, back)
+    labels = sorted({label for pair in pairs for label in pair})
+    index = {label: k for k, label in enumerate(labels)}
+    incidence = np.zeros((len(labels), len(pairs)))  # d = incidence @ x, x: forth − back per kind
+    for e, (a, b) in enumerate(pairs):
+        incidence[index[a], e], incidence[index[b], e] = 1.0, -1.0
+    totals = np.array([f + b for f, b in pairs.values()], dtype=float)
+    observed = np.array([f - b for f, b in pairs.values()], dtype=float)
+    s = incidence @ np.diag(totals) @ incidence.T  # S_ii = flips touching i, S_ij = −(n_ij + n_ji)
+    form = incidence.T @ np.linalg.pinv(s) @ incidence  # the statistic as a quadratic form in x
+    statistic = float(observed @ form @ observed)
+    if math.prod(int(t) + 1 for t in totals) <= EXACT_LIMIT:
+        return _exact_p(totals.astype(int), form, statistic)
+    from scipy.stats import chi2
+
+    return float(chi2.sf(statistic, int(np.linalg.matrix_rank(s))))
+
+
+def _exact_p(totals: np.ndarray, form: np.ndarray, statistic: float) -> float:
+    """P(statistic >= observed) when each kind's flips split Binomial(total, 1/2) ways, independently."""
+    from scipy.special import gammaln
+
+    values = [np.arange(-t, t + 1, 2, dtype=float) for t in totals]  # forth − back
+    weights = []
+    for t in totals:  # Binomial(t, 1/2) probabilities (a ufunc: scipy's distribution objects cost more)
+        k = np.arange(t + 1)
+        weights.append(np.exp(gammaln(t + 1) - gammaln(k + 1) - gammaln(t - k + 1) - t * math.log(2)))
+    grid = np.stack(np.meshgrid(*values, indexing="ij"), axis=-1).reshape(-1, len(totals))
+    weight = np.ones(1)
+    for w in weights:
+        weight = np.multiply.outer(weight, w).ravel()
+    statistics = ((grid @ form) * grid).sum(axis=1)
+    at_least = statistics >= statistic - 1e-9 * max(1.0, statistic)  # ties in exact arithmetic count
+    return float(min(1.0, weight[at_least].sum()))
 
 
 def stuart_maxwell_p(before: list[str], after: list[str]) -> float:
-    """Marginal homogeneity of paired categorical labels (same items, two runs): Stuart–Maxwell's
-    chi-square on the k − 1 free margins; with two categories, McNemar's exact test."""
-    categories = sorted(set(before) | set(after))
-    if len(categories) < 2:
-        return 1.0
-    index = {c: i for i, c in enumerate(categories)}
-    table = np.zeros((len(categories), len(categories)))
+    """``marginal_homogeneity_p`` of two paired lists of labels (the same items in two runs)."""
+    flows: dict[tuple[str, str], int] = {}
     for b, a in zip(before, after):
-        table[index[b], index[a]] += 1
-    if len(categories) == 2:
-        return mcnemar_p(int(table[0, 1]), int(table[1, 0]))
-    d = (table.sum(axis=1) - table.sum(axis=0))[:-1]
-    s = -(table + table.T)[:-1, :-1]
-    np.fill_diagonal(s, (table.sum(axis=1) + table.sum(axis=0) - 2 * np.diag(table))[:-1])
-    rank = int(np.linalg.matrix_rank(s))
-    if rank == 0:
-        return 1.0
-    return chi2_sf(float(d @ np.linalg.pinv(s) @ d), rank)
+        flows[(b, a)] = flows.get((b, a), 0) + 1
+    return marginal_homogeneity_p(flows)
 
 
-def wald_p(change: float, low: float, high: float, confidence: float = 0.95) -> float:
-    """Two-sided p of a change from its interval: the standard error is read off the half of the
-    interval that faces 0, so the p is below 1 − confidence exactly when the interval excludes 0."""
-    if any(v is None or v != v for v in (change, low, high)):
+def label_tests(flows: pl.DataFrame) -> dict[str, float]:
+    """Per group, the p of its labels test (``marginal_homogeneity_p``), from ``flows``: group, before,
+    after, n — the items of each group whose label went from ``before`` to ``after`` (before !=
+    after). A group with one kind of flip, the common case, is tested with the others in one
+    vectorised McNemar; groups absent from ``flows`` had no flip (p = 1)."""
+    if flows.height == 0:
+        return {}
+    forth = pl.col("before") < pl.col("after")
+    pairs = (flows.with_columns(pl.when(forth).then(pl.col("before")).otherwise(pl.col("after")).alias("low"),
+                                pl.when(forth).then(pl.col("after")).otherwise(pl.col("before")).alias("high"),
+                                forth.alias("forth"))
+             .group_by("group", "low", "high")
+             .agg(pl.col("n").filter(pl.col("forth")).sum().alias("f"), pl.col("n").filter(~pl.col("forth")).sum().alias("b")))
+    kinds = pairs.group_by("group").len()
+    single = pairs.join(kinds.filter(pl.col("len") == 1), on="group", how="semi")
+    out = dict(zip(single["group"].to_list(), np.atleast_1d(mcnemar_p(single["f"].to_numpy(), single["b"].to_numpy())).tolist()))
+    several: dict[str, dict[tuple[str, str], int]] = {}
+    for group, low, high, f, b in pairs.join(kinds.filter(pl.col("len") > 1), on="group", how="semi").select(
+            "group", "low", "high", "f", "b").iter_rows():
+        flows_of = several.setdefault(group, {})
+        flows_of[(low, high)], flows_of[(high, low)] = f, b
+    out.update((group, marginal_homogeneity_p(flows_of)) for group, flows_of in several.items())
+    return out
+
+
+def mcnemar_power(n: int, change: float, level: float, churn: float) -> float:
+    """Exact power of the exact McNemar test (``mcnemar_p`` < ``level``) on n paired items when the
+    two runs disagree on a share churn + change of them: background churn split evenly between better
+    and worse, plus ``change`` one-way. The number of discordant items is Binomial(n, churn + change)
+    and, given k of them, the worse ones Binomial(k, (churn / 2 + change) / (churn + change)); the
+    test rejects when the smaller side is at most the critical count of k."""
+    from scipy.stats import binom
+
+    psi = churn + change
+    if n <= 0 or change <= 0 or psi <= 0:
+        return 0.0
+    k = np.arange(n + 1)
+    critical = binom.ppf(level / 2, k, 0.5)  # the smallest c with P(X <= c) >= level / 2 ...
+    critical = np.where(2 * binom.cdf(critical, k, 0.5) < level, critical, critical - 1)  # ... or one below
+    q = min(1.0, (churn / 2 + change) / psi)
+    caught = np.where(critical >= 0, binom.cdf(critical, k, q) + binom.sf(k - critical - 1, k, q), 0.0)
+    return float(np.clip((binom.pmf(k, n, min(psi, 1.0)) * caught).sum(), 0.0, 1.0))
+
+
+@lru_cache(maxsize=4096)
+def detectable_shift(n: int, level: float, power: float, churn: float) -> float:
+    """The smallest one-way shift of the outcome that the exact McNemar test at ``level`` finds with
+    probability ``power`` on n items (``mcnemar_power``, by bisection); NaN when none can."""
+    high = 1.0 - churn
+    if n <= 0 or mcnemar_power(n, high, level, churn) < power:
         return float("nan")
+    low = 0.0
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if mcnemar_power(n, mid, level, churn) < power else (low, mid)
+    return high
+
+
+def wald_p(change, low, high, confidence: float = 0.95):
+    """Two-sided p of a change from its interval: the standard error is read off the half of the
+    interval that faces 0, so the p is below 1 − confidence exactly when the interval excludes 0. A
+    half of zero width carries no information: p = 1 (never 0: a bootstrap of a degenerate set, say
+    every item right, has no spread, and that is not certainty). NaN where any input is missing;
+    scalars give a float, arrays an array."""
+    from scipy.special import ndtr
+
+    change, low, high = (np.asarray(np.where(np.equal(x, None), np.nan, x), dtype=float) for x in (change, low, high))
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    se = ((change - low) if change >= 0 else (high - change)) / z
-    if se <= 0:
-        return 1.0 if change == 0 else 0.0
-    return 2 * (1 - NormalDist().cdf(abs(change) / se))
+    half = np.where(change >= 0, change - low, high - change)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(half > 0, 2 * ndtr(-np.abs(change) * z / np.where(half > 0, half, 1.0)), 1.0)
+    p = np.where(np.isnan(change) | np.isnan(low) | np.isnan(high), np.nan, p)
+    return float(p) if p.ndim == 0 else p

@@ -66,9 +66,11 @@ def drift_markdown(systems: list[SystemDrift], summary: dict, monitor: MonitorCo
                                  f"{i['better']} / {i['worse']}",
                                  f"{i['mcnemar_p']:.3g} ({i['mcnemar_p_adjusted']:.3g})", f"{i['labels_p']:.3g}",
                                  f"{100 * i['detectable_change']:.1f} pts", f"{i['text_changed_share']:.1%}"))
-            lines += ["", f"Detectable change: the smallest shift of the outcome that McNemar's test finds with "
-                          f"power {monitor.power:g} at alpha {monitor.alpha:g} on these items (churn "
-                          f"{monitor.churn:g}).", ""]
+            level = monitor.alpha if monitor.correction == "none" else monitor.alpha / max(stats["tests"], 1)
+            lines += ["", f"Detectable change: the smallest shift of the outcome (items turning from right to wrong) "
+                          f"that this run catches with probability {monitor.power:g}: McNemar's exact test on these "
+                          f"items at {level:.3g} (alpha {monitor.alpha:g} over the run's {stats['tests']} tests), with "
+                          f"churn {monitor.churn:g}; never below the threshold ({monitor.threshold:g}).", ""]
         if s.changes is not None and s.changes.height:
             watched = s.changes.filter(pl.col("metric").is_in(list(monitor.watch))).sort(
                 "significant", pl.col("change").abs(), descending=True)

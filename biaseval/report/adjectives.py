@@ -46,7 +46,7 @@ def adjective_section(metrics: pl.DataFrame) -> list[str]:
     lines = ["## WinoMT: the adjective experiment", "",
              "The anti-stereotypical sentences, translated as they are and with an adjective of the entity's gold "
              "gender before it (\"the pretty developer\", \"the handsome nurse\"; Stanovsky et al. 2019, section 4). "
-             "Acc in percent with 95% bootstrap intervals; Δ = with − without, in points (positive: the adjective "
+             "Acc in percent with 95% Wilson intervals; Δ = with − without, in points (positive: the adjective "
              "helped).", "",
              "| language | system | Acc without | Acc with | Δ | n without | n with |", "|---|---|---|---|---|---|---|"]
     for r in table.iter_rows(named=True):

@@ -235,7 +235,7 @@ def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None
     lines = ["## WinoMT per target language", "",
              "Acc: entities given their gold gender (unknown counts as wrong); ΔG = F1(male) − F1(female); "
              "ΔS = Acc(pro) − Acc(anti); unknown: outputs whose entity gender could not be read. "
-             "Percent, with 95% bootstrap intervals.", "",
+             "Percent, with 95% intervals: Wilson's for the shares (Acc, unknown), bootstrap for ΔG and ΔS.", "",
              "| suite | language | system | Acc | ΔG | ΔS | unknown | n |", "|---|---|---|---|---|---|---|---|"]
     for r in wide.iter_rows(named=True):
         def cell(m):
@@ -373,7 +373,7 @@ def control_section(metrics: pl.DataFrame, systems: dict[str, dict]) -> list[str
     lines = ["## Gender control", "",
              "Asked: share of outputs with the requested gender; unread: share the detector could not read "
              "(unknown or ambiguous); unasked: the same share for the system without the request, on the same "
-             "items. Percent, with 95% bootstrap intervals.", ""]
+             "items. Percent, with 95% Wilson intervals.", ""]
     for table in tables:
         lines += [f"### {md(table.system)}", "", "| condition | requests | suite | subset | asked | unread | unasked | n |",
                   "|---|---|---|---|---|---|---|---|"]
@@ -445,6 +445,7 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
     lines += occupations_section(metrics)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))
-    lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are seeded percentile bootstraps over items.", ""]
+    lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are Wilson's score intervals for shares "
+              "(p_m, p_f, p_n, Acc, N, ...) and seeded percentile bootstraps over items otherwise.", ""]
     lines += all_metrics_tables(metrics)
     return "\n".join(lines) + "\n"
