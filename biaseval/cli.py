@@ -172,11 +172,15 @@ def validate(config_path: Path, data: bool) -> None:
     """Check a config (names, fields, datasets, recorded files, open models and their language pairs)
     without running anything: no weights loaded, no client built."""
     from biaseval.config import load_config
+    from biaseval.data.yamlio import read_yaml
     from biaseval.run.plan import prepare, shards_of
 
     config = load_config(config_path)
     if data:
-        prepared = prepare(config, config_path.resolve().parent)
+        try:
+            prepared = prepare(config, config_path.resolve().parent)
+        except BiasevalError as exc:  # named at the config's file and line, like every check before
+            raise read_yaml(config_path, "config").locate(exc) from None
         shards = shards_of(prepared)
         rows = sum(s.size for s in shards)
         click.echo(f"{config_path}: ok — {len(config.systems)} systems, {len(config.suites)} suites, "

@@ -23,7 +23,7 @@ from biaseval.config import load_config
 from biaseval.metrics.embedding_study import study
 from biaseval.metrics.word_vectors import load_vectors
 from biaseval.errors import ConfigError
-from biaseval.report.markdown import embedding_section
+from biaseval.report.embedding_tables import embedding_section
 
 EN = {"she": (1, 0), "he": (0, 1), "nurse": (0.8, 0.6), "engineer": (0.6, 0.8), "doctor": (0.5, 0.5),
       "queen": (0.96, 0.28), "hospital": (0.28, 0.96), "dog": (0.1, 0.9)}

@@ -9,6 +9,7 @@ levels, plain data only. A document outside them is a ConfigError naming the fil
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -29,12 +30,16 @@ from biaseval.data.yaml_limits import (
     PlainConstructor,
     Refused,
 )
-from biaseval.errors import ConfigError
+from biaseval.errors import BiasevalError, ConfigError
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "YamlDoc", "format_errors", "package_yaml", "parse_yaml",
            "read_yaml", "where"]
 
 M = TypeVar("M", bound=BaseModel)
+
+
+# a message that starts with a config field's dotted path: "systems.nllb.options.model: ..."
+_FIELD = re.compile(r"^([A-Za-z_][\w-]*(?:\.[^\s:.]+)+): ")
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,18 @@ class YamlDoc:
 
     def fail(self, field: tuple, message: str) -> ConfigError:
         return ConfigError(f"{self.where(field)}: {'.'.join(map(str, field))}: {message}")
+
+    def locate(self, exc: BiasevalError) -> BiasevalError:
+        """An error of a later check (datasets, recorded files, models) placed in this file: at the line
+        of the field its message starts with (``systems.x.options.model: ...``), else at the file."""
+        message = str(exc)
+        if message.startswith(str(self.path)):
+            return exc
+        field = _FIELD.match(message)
+        at = self.where(tuple(field.group(1).split("."))) if field else str(self.path)
+        located = type(exc).__new__(type(exc))
+        BiasevalError.__init__(located, f"{at}: {message}")
+        return located
 
     def validate(self, model: type[M], value: Any = None, prefix: tuple = ()) -> M:
         """``model`` validated from ``value`` (default: the whole document); errors name file:line."""

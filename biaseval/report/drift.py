@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from biaseval.report.markdown import metric_format
+from biaseval.report.numbers import metric_format
 from biaseval.report.tables import metric_name, p_text, value_cell, when
 
 CORRECTIONS = {"bh": "Benjamini–Hochberg (false discovery rate)", "holm": "Holm (family-wise error)",

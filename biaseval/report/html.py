@@ -26,9 +26,9 @@ from biaseval.errors import MissingExtra, RunDirError
 from biaseval.report import drift, plots, sampling, tables, trends
 from biaseval.report import published as published_results
 from biaseval.report.collection import collected_once
+from biaseval.report.embedding_tables import SHIFT_GENDERS
 from biaseval.report.markdown import (
     LANGUAGE_SUBSET,
-    SHIFT_GENDERS,
     UNKNOWN_REASONS,
     compare_published,
     occupation_rates,

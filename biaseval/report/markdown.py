@@ -13,37 +13,21 @@ import polars as pl
 from biaseval.report.adjectives import adjective_section
 from biaseval.report.collection import collected_once
 from biaseval.report.control import control_tables
+from biaseval.report.embedding_tables import embedding_section
 from biaseval.report.escape import code, md, row
+from biaseval.report.numbers import PERCENT_METRICS, fmt_value
 from biaseval.report.published import Published
 from biaseval.report.sampling import sample_section
 from biaseval.run.cost import cost_lines
 
-PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female",
-                   "macro_f1", "control_acc", "control_unknown", "control_unasked"}
 # Per-occupation, gender-shift and pairwise rows go in their own sections (and the HTML report),
 # not in the list of all metrics.
 PER_OCCUPATION = (pl.col("subset").str.contains("/occupation/") | pl.col("subset").str.contains("/shift/")
                   | pl.col("subset").str.starts_with("vs/"))
 
 
-def _fmt(value: float | None, scale: float, decimals: int) -> str:
-    if value is None:
-        return "—"
-    return f"{value * scale:.{decimals}f}"
-
-
 def _lookup(metrics: pl.DataFrame) -> dict[tuple[str, str, str, str], dict]:
     return {(r["suite"], r["subset"], r["metric"], r["system"]): r for r in metrics.iter_rows(named=True)}
-
-
-def fmt_value(value: float | None, scale: float, decimals: int) -> str:
-    """A metric value at a table's scale and precision; "—" when there is none."""
-    return _fmt(value, scale, decimals)
-
-
-def metric_format(metric: str) -> tuple[float, int, str]:
-    """(scale, decimals, unit) a metric is shown with: fractions in percent, other values as they are."""
-    return (100, 2, " %") if metric in PERCENT_METRICS else (1, 4, "")
 
 
 @dataclass(frozen=True)
@@ -84,12 +68,12 @@ def compare_published(metrics: pl.DataFrame, published: Published, only_present:
         if table.suite not in set(metrics["suite"]):
             continue
         rows = []
-        for row in table.rows:
-            printed = dict(zip(published.columns, row["values"]))
+        for entry in table.rows:
+            printed = dict(zip(published.columns, entry["values"]))
             line = []
             for system in systems:
-                cell = cells.get((table.suite, row["subset"], row["metric"], system))
-                ours = _fmt(cell["value"] if cell else None, table.scale, table.decimals)
+                cell = cells.get((table.suite, entry["subset"], entry["metric"], system))
+                ours = fmt_value(cell["value"] if cell else None, table.scale, table.decimals)
                 if system not in printed:
                     line.append(PublishedCell(ours, None, "extra"))
                     continue
@@ -97,13 +81,13 @@ def compare_published(metrics: pl.DataFrame, published: Published, only_present:
                 if ours == paper:
                     line.append(PublishedCell(ours, paper, "match"))
                     continue
-                erratum = published.erratum(table.suite, row["subset"], row["metric"], system)
+                erratum = published.erratum(table.suite, entry["subset"], entry["metric"], system)
                 if erratum is not None:
-                    notes.append((system, row["label"], erratum.note))
+                    notes.append((system, entry["label"], erratum.note))
                     line.append(PublishedCell(ours, paper, "erratum", len(notes)))
                 else:
                     line.append(PublishedCell(ours, paper, "differs"))
-            rows.append((row["label"], tuple(line)))
+            rows.append((entry["label"], tuple(line)))
         tables.append(PublishedTable(table.title, table.suite, systems, tuple(rows)))
     return PublishedComparison(tuple(tables), tuple(notes))
 
@@ -148,14 +132,13 @@ def all_metrics_tables(metrics: pl.DataFrame) -> list[str]:
         for r in part.sort("system", "subset", "metric").iter_rows(named=True):
             scale, digits = (100, 2) if r["metric"] in PERCENT_METRICS else (1, 4)
             unit = " %" if scale == 100 else ""
-            ci = f"[{_fmt(r['ci_low'], scale, digits)}, {_fmt(r['ci_high'], scale, digits)}]"
-            out.append(row(r["system"], r["subset"], r["metric"], f"{_fmt(r['value'], scale, digits)}{unit}", ci, r["n"]))
+            ci = f"[{fmt_value(r['ci_low'], scale, digits)}, {fmt_value(r['ci_high'], scale, digits)}]"
+            out.append(row(r["system"], r["subset"], r["metric"], f"{fmt_value(r['value'], scale, digits)}{unit}", ci, r["n"]))
         out.append("")
     return out
 
 
 CORRELATIONS = ["r_female_share", "rho_female_share"]
-SHIFT_GENDERS = ["masculine", "feminine", "both", "unknown"]
 
 
 def correlation_table(metrics: pl.DataFrame) -> pl.DataFrame:
@@ -173,19 +156,6 @@ def occupation_rates(metrics: pl.DataFrame, metric: str = "p_f") -> pl.DataFrame
     per = metrics.filter(pl.col("subset").str.contains("/occupation/") & (pl.col("metric") == metric))
     return per.with_columns(pl.col("subset").str.split("/occupation/").list.get(0).alias("language"),
                             pl.col("subset").str.split("/occupation/").list.get(1).alias("occupation"))
-
-
-def shift_table(shift: pl.DataFrame) -> pl.DataFrame:
-    """gender_shift.parquet wide: one row per suite × system × language × source class, ``share_<gender>``
-    and ``count_<gender>`` per translation gender, and ``words`` (the class's words)."""
-    wide = shift.pivot(on="tgt_gender", index=["suite", "system", "tgt_lang", "gender_class"], values=["share", "count"],
-                       aggregate_function="first")
-    for g in SHIFT_GENDERS:
-        for col in (f"share_{g}", f"count_{g}"):
-            if col not in wide.columns:
-                wide = wide.with_columns(pl.lit(None, dtype=pl.Float64 if col.startswith("share") else pl.Int64).alias(col))
-    words = pl.sum_horizontal(*(pl.col(f"count_{g}").fill_null(0) for g in SHIFT_GENDERS)).alias("words")
-    return wide.with_columns(words).sort("suite", "system", "tgt_lang", "gender_class")
 
 
 def read_failures(labels: Path) -> pl.DataFrame:
@@ -242,7 +212,7 @@ def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None
             v = r.get(f"value_{m}")
             if v is None:
                 return "—"
-            return f"{_fmt(v, 100, 1)} [{_fmt(r.get(f'ci_low_{m}'), 100, 1)}, {_fmt(r.get(f'ci_high_{m}'), 100, 1)}]"
+            return f"{fmt_value(v, 100, 1)} [{fmt_value(r.get(f'ci_low_{m}'), 100, 1)}, {fmt_value(r.get(f'ci_high_{m}'), 100, 1)}]"
         lines.append(row(r["suite"], r["language"], r["system"], *(cell(m) for m in WINOMT_HEADLINE), r.get("n_acc")))
     lines.append("")
     if reasons is not None and reasons.height:
@@ -283,63 +253,8 @@ def occupations_section(metrics: pl.DataFrame) -> list[str]:
                   row("occupation", *systems), "|---" * (len(systems) + 1) + "|"]
         table = part.pivot(on="system", index="occupation", values="value", aggregate_function="first").sort("occupation")
         for rates in table.iter_rows(named=True):
-            lines.append(row(rates["occupation"], *(_fmt(rates.get(sy), 100, 1) for sy in systems)))
+            lines.append(row(rates["occupation"], *(fmt_value(rates.get(sy), 100, 1) for sy in systems)))
     return lines + [""]
-
-
-def _percent(value: float | None) -> str:
-    return "—" if value is None or value != value else f"{100 * value:.1f}%"
-
-
-def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
-                      words: pl.DataFrame | None = None) -> list[str]:
-    """The embedding-bias study: plots, the sanity figures, the words without a vector,
-    intensity/direction bins, and the gender-shift table (``words``: embedding_bias.parquet)."""
-    from biaseval.metrics.embedding import describe_missing, missing_words, sanity
-
-    lines = ["## Embedding bias before and after translation", "",
-             "Per word w and the female/male target words f, m of its language: intensity = |cos(w, f) − cos(w, m)|, "
-             "direction = cos(w, f) − cos(w, m) (positive leans female). Points above the diagonal lean female.", ""]
-    lines += [f"![{md(Path(p).stem)}]({md(p)})" for p in plots] + [""]
-    figures = sanity(words) if words is not None else pl.DataFrame()
-    if figures.height:
-        lines += ["Sanity figures: cos(f, m) of each language's female and male word in its model (the paper's "
-                  "cos(she, he) and cos(lei, lui)), and the share of words whose similarity to f (to m) rose in "
-                  "translation, of the words with a vector before and after:", "",
-                  "| suite | system | languages | cos(f, m) before | cos(f, m) after | words | rose to f | rose to m |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for r in figures.iter_rows(named=True):
-            lines.append(row(r["suite"], r["system"], f"{r['src_lang']} → {r['tgt_lang']}", f"{r['cos_src_fm']:.3f}",
-                             f"{r['cos_tgt_fm']:.3f}", r["words"], _percent(r["share_rose_f"]), _percent(r["share_rose_m"])))
-        lines.append("")
-    if words is not None and words.height:
-        notes = [n for n in map(describe_missing, missing_words(words)) if n]
-        lines += (["Words without a vector:", ""] + [f"- {md(n)}" for n in notes] if notes
-                  else ["Every word and translation has a vector in its embedding model."]) + [""]
-    for (suite, side, language, system), part in bins.group_by("suite", "side", "language", "system", maintain_order=True):
-        who = "source words" if side == "source" else f"translations by {system}"
-        binning = f", {part['binning'][0]} bins" if "binning" in part.columns else ""
-        lines += [f"Bins, {md(suite)}, {md(who)} ({md(language)}{md(binning)}):", "",
-                  "| feature | bin | range | words | share | share of all | examples |", "|---|---|---|---|---|---|---|"]
-        for r in part.iter_rows(named=True):
-            lines.append(row(r["feature"], r["bin"], f"[{r['lo']:.3f}, {r['hi']:.3f}]", r["count"],
-                             f"{100 * r['share']:.1f}%", _percent(r.get("share_all")), r["examples"]))
-        lines.append("")
-    if bins.height:
-        lines += ["Direction is binned by its size on each side: bin 1 is the weakest lean, female (direction+) and "
-                  "male (direction−) alike; a direction of exactly 0 counts on neither side (direction0). A bin's "
-                  "share is within its feature (its sign), its share of all is of every word with a direction.", ""]
-    if shift.height:
-        lines += ["Gender shift: the source word's class against the grammatical gender of its translation "
-                  "(share of the class's words, %):", ""]
-        genders = SHIFT_GENDERS
-        lines += ["| suite | system | language | source class | words | " + " | ".join(genders) + " |",
-                  "|---" * (5 + len(genders)) + "|"]
-        for r in shift_table(shift).iter_rows(named=True):
-            lines.append(row(r["suite"], r["system"], r["tgt_lang"], r["gender_class"], r["words"],
-                             *(_fmt(r.get(f"share_{g}"), 100, 1) for g in genders)))
-        lines.append("")
-    return lines
 
 
 # What a rerun does with the items of the failures table (both reports say it): texts that failed are
@@ -378,7 +293,7 @@ def control_section(metrics: pl.DataFrame, systems: dict[str, dict]) -> list[str
         lines += [f"### {md(table.system)}", "", "| condition | requests | suite | subset | asked | unread | unasked | n |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in table.rows:
-            cells = [f"{_fmt(c.value, 100, 1)} [{_fmt(c.low, 100, 1)}, {_fmt(c.high, 100, 1)}]" if c else "—"
+            cells = [f"{fmt_value(c.value, 100, 1)} [{fmt_value(c.low, 100, 1)}, {fmt_value(c.high, 100, 1)}]" if c else "—"
                      for c in (r.shares.get(m) for m in ("control_acc", "control_unknown", "control_unasked"))]
             lines.append(row(r.condition or r.system, r.requests, r.suite, r.subset, *cells,
                              r.n if r.n is not None else "—"))

@@ -15,19 +15,17 @@ import polars as pl
 
 from biaseval.report.adjectives import adjective_table
 from biaseval.report.control import control_tables
+from biaseval.report.embedding_tables import SHIFT_GENDERS, shift_table
 from biaseval.report.markdown import (
     CORRELATIONS,
     LANGUAGE_SUBSET,
     PER_OCCUPATION,
-    SHIFT_GENDERS,
     UNKNOWN_REASONS,
     WINOMT_HEADLINE,
     correlation_table,
-    fmt_value,
-    metric_format,
-    shift_table,
     winomt_language_table,
 )
+from biaseval.report.numbers import fmt_value, metric_format
 
 ALPHA = 0.05  # significance level for the paired tests' marks
 PAIRWISE = pl.col("subset").str.starts_with("vs/")
