@@ -128,7 +128,7 @@ def _load_contextual(suite: "MTGenEvalSuite", data: LocalDataset) -> pl.DataFram
                 raise DataError(f"{data.root / files['2to1']}:{number}: expected two sentences joined by "
                                 f"{SEPARATOR!r}, found {len(parts) - 1} separators")
             context, sentence = (" ".join(p.split()) for p in parts)
-            sources.append(f"{context}\n{sentence}")
+            sources.append(f"{context}\n{sentence}" if context else sentence)  # a few have no context
             golds.append(context_gender(context))
         n = len(sources)
         frames.append(_frame(suite, {
