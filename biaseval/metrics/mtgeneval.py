@@ -109,3 +109,24 @@ def _unpaired(rows: MetricRows, system: str, suite: str, tgt: str, strata: list)
         nf, nm = int(fc[0] + fc[1]), int(mc[0] + mc[1])
         if nf and nm:
             rows.add(system, suite, tgt, "delta_g", mc[0] / nm - fc[0] / nf, nf + nm, mr[:, 0] / nm - fr[:, 0] / nf)
+
+
+def undecidable(items: pl.DataFrame, split: str) -> pl.DataFrame:
+    """The sentences of a counterfactual suite's items (its item table) whose references leave one
+    version, or both, unable to be wrong: the feminine reference's words all in the masculine one
+    (``f``), the reverse (``m``), or the same words (``=``). Swapped references score these right.
+    Columns split, language, line, kind (none for a language without such a line), of (the language's
+    sentences)."""
+    from biaseval.label.reference_words import unique_words
+
+    feminine = items.filter(pl.col("gold") == "female").sort("tgt_lang", "line")
+    rows = []
+    for lang, line, ref, ctf in feminine.select("tgt_lang", "line", "reference", "counterfactual").rows():
+        f_only, m_only = unique_words(ref, ctf)
+        if not f_only or not m_only:
+            rows.append((split, lang, line, "=" if not f_only and not m_only else ("f" if not f_only else "m")))
+    frame = pl.DataFrame(rows, schema={"split": pl.String, "language": pl.String, "line": pl.Int64, "kind": pl.String},
+                         orient="row")
+    sizes = feminine.group_by("tgt_lang").len().rename({"tgt_lang": "language", "len": "of"})
+    frame = sizes.join(frame, on="language", how="left").with_columns(pl.lit(split).alias("split"))
+    return frame.select("split", "language", "line", "kind", "of").sort("language", "line", nulls_last=True)

@@ -13,6 +13,7 @@ import polars as pl
 from biaseval.report.adjectives import adjective_section
 from biaseval.report.collection import collected_once
 from biaseval.report.control import control_tables
+from biaseval.report.mtgeneval import mtgeneval_section, mtgeneval_suites
 from biaseval.report.published import Published
 from biaseval.run.cost import cost_lines
 
@@ -205,7 +206,8 @@ UNKNOWN_REASONS = ["no-alignment", "not-in-lexicon", "epicene-no-article", "conf
 def winomt_language_table(metrics: pl.DataFrame) -> pl.DataFrame:
     """WinoMT scored per target language (subsets that are language codes, with acc): one row per
     suite × language × system, columns ``<metric>``, ``<metric>_low``, ``<metric>_high`` and n."""
-    rows = metrics.filter(LANGUAGE_SUBSET & pl.col("metric").is_in(WINOMT_HEADLINE))
+    others = pl.Series(mtgeneval_suites(metrics), dtype=pl.String).implode()  # their own section
+    rows = metrics.filter(LANGUAGE_SUBSET & pl.col("metric").is_in(WINOMT_HEADLINE) & ~pl.col("suite").is_in(others))
     if rows.filter(pl.col("metric") == "acc").height == 0:
         return pl.DataFrame()
     wide = rows.pivot(on="metric", index=["suite", "subset", "system"], values=["value", "ci_low", "ci_high", "n"],
@@ -245,7 +247,7 @@ def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None
                      + f" | {r.get('n_acc')} |")
     lines.append("")
     if reasons is not None and reasons.height:
-        unknown = reasons.filter(pl.col("label") == "unknown")
+        unknown = reasons.filter((pl.col("label") == "unknown") & pl.col("reason").is_in(UNKNOWN_REASONS))
         lines += ["### Why unknown", "",
                   "Rows labelled unknown, by reason: no target word aligned to the entity; no aligned word the "
                   "analyser knows as a noun; a noun with one form for both genders and nothing else marking it; "
@@ -427,6 +429,7 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
         lines += failures_section(failures)
     lines += control_section(metrics, config.get("systems", {}))
     lines += winomt_languages_section(metrics, reasons)
+    lines += mtgeneval_section(metrics)
     lines += adjective_section(metrics)
     lines += occupations_section(metrics)
     if embedding:
