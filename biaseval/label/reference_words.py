@@ -13,13 +13,15 @@ it has no word of either side, or when the references' words are the same).
 it to a whole frame of outputs in polars: each output is cleaned once (lowercased by polars, except
 outputs holding a character whose lowercase polars and this Python give differently — a few letters
 newer than Python's Unicode tables, and Σ, the one letter whose lowercase depends on its
-neighbours: those are lowercased by Python), and each of its item's unique words is looked up as
-`` word `` in `` cleaned output `` (words joined by single spaces): the same test as set membership.
+neighbours: those are lowercased by Python; then every separator, ASCII punctuation or white space,
+made one space), and each of its item's unique words is looked up as `` word `` in
+`` cleaned output ``: the same test as set membership, since a word holds no separator.
 
 The detector ``mt-geneval-words`` labels an output with the gender its words show: the item's gold
 gender (a word only the reference has), the other gender (a word only the counterfactual has),
 ``ambiguous`` (both) or ``unknown`` (neither); the reason says which, and so the paper's decision
-(``WRONG_REASONS``); ``evidence`` holds the words that decided.
+(``WRONG_REASONS``); ``evidence`` lists the unique words found, ``-`` before the counterfactual's and
+``+`` before the reference's (``-la -nueva +el``).
 """
 
 from __future__ import annotations
@@ -33,16 +35,20 @@ import polars as pl
 
 PUNCTUATION = string.punctuation
 _STRIP = str.maketrans(PUNCTUATION, " " * len(PUNCTUATION))
-# Python's str.isspace characters, as a regex class (polars' \s is Unicode White_Space, which lacks
-# the four information separators U+001C..U+001F that Python also splits on).
-WHITESPACE = r"[\s\x1c-\x1f]"
-_PUNCT_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PUNCTUATION) + "]"
+# The characters Python's str.split() splits on (str.isspace; a test checks this list against every
+# code point): Unicode's White_Space, and the four information separators U+001C..U+001F.
+WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+              "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+# Each becomes one space: a word of the paper is then exactly a run between spaces.
+_SEPARATORS = list(PUNCTUATION + WHITESPACE)
 
 # Why an output got its label; the first two make it wrong under the paper's metric.
 WRONG_REASONS = ("counterfactual-word", "both-words")
 RIGHT_REASONS = ("reference-word", "no-unique-word", "counterfactual-contained", "references-same")
 REASONS = WRONG_REASONS + RIGHT_REASONS
 OTHER = {"female": "male", "male": "female"}
+# Put before a looked-up word to say its side: ASCII punctuation, so never part of a word.
+_CTF, _REF = "-", "+"
 
 
 def words(text: str) -> set[str]:
@@ -57,10 +63,10 @@ def unique_words(reference: str, counterfactual: str) -> tuple[list[str], list[s
 
 
 @cache
-def _risky_class() -> str:
-    """A regex class of the characters whose lowercase polars gives differently from ``str.lower`` in
-    this interpreter (letters cased in a newer Unicode than Python's), plus Σ (context-dependent).
-    Every code point is compared, lowercased alone (once per process)."""
+def _risky() -> list[str]:
+    """The characters whose lowercase polars gives differently from ``str.lower`` in this interpreter
+    (letters cased in a newer Unicode than Python's), plus Σ (context-dependent). Every code point is
+    compared, lowercased alone (once per process)."""
     codes = np.arange(0x110000, dtype="<u4")
     codes = codes[(codes != 0x0A) & ((codes < 0xD800) | (codes > 0xDFFF))]  # a line feed separates them
     lines = np.full(2 * codes.size, 0x0A, dtype="<u4")
@@ -68,21 +74,18 @@ def _risky_class() -> str:
     text = lines.tobytes().decode("utf-32-le")
     ours = pl.Series([text]).str.split("\n").explode()
     python = pl.Series([text.lower()]).str.split("\n").explode()
-    risky = ours.filter(ours.str.to_lowercase() != python).to_list()
-    return "[" + "".join(f"\\x{{{ord(c):x}}}" for c in sorted({*risky, "\u03a3"})) + "]"
-
-
-def clean_expr(text: pl.Expr) -> pl.Expr:
-    """`` w1 w2 ... `` : the paper's words of ``text`` in order, joined and surrounded by single spaces
-    (lowercased by polars; see ``clean``, which fixes the rows polars would lowercase differently)."""
-    cleaned = text.str.to_lowercase().str.replace_all(_PUNCT_CLASS, " ").str.replace_all(WHITESPACE + "+", " ")
-    return pl.lit(" ") + cleaned.str.strip_chars(" ") + pl.lit(" ")
+    return sorted({*ours.filter(ours.str.to_lowercase() != python).to_list(), "\u03a3"})
 
 
 def clean(texts: pl.Series) -> pl.Series:
-    """``clean_expr`` of every text, with Python's lowercase where polars' would differ."""
-    out = pl.select(clean_expr(pl.lit(texts))).to_series()
-    risky = texts.str.contains(_risky_class()).fill_null(False)
+    """Each text as `` w1 w2 ... ``: lowercased, every separator (ASCII punctuation, white space) made
+    one space, a space added at each end; so a word of the paper is exactly what `` word `` finds.
+    Lowercased by polars, except the texts holding a character polars lowercases otherwise than
+    Python (``_risky``), which Python lowercases."""
+    spaces = [" "] * len(_SEPARATORS)
+    out = pl.select(pl.lit(" ") + pl.lit(texts).str.to_lowercase().str.replace_many(_SEPARATORS, spaces)
+                    + pl.lit(" ")).to_series()
+    risky = texts.str.contains_any(_risky()).fill_null(False)
     if risky.any():
         fixed = [None if t is None else " " + " ".join(t.lower().translate(_STRIP).split()) + " "
                  for t in texts.filter(risky).to_list()]
@@ -95,29 +98,30 @@ def last_line(text: pl.Expr) -> pl.Expr:
     return text.str.strip_chars_end().str.replace(r"(?s)^.*[\n\r]", "")
 
 
+def marked_words(reference: str, counterfactual: str) -> list[str]:
+    """The unique words of an item, each marked with its side: ``-`` before a word only the
+    counterfactual has, ``+`` before one only the reference has (sorted, counterfactual first)."""
+    ref_only, ctf_only = unique_words(reference, counterfactual)
+    return [_CTF + w for w in ctf_only] + [_REF + w for w in ref_only]
+
+
 def decide(frame: pl.DataFrame, hypothesis: str = "translation") -> pl.DataFrame:
     """``frame`` with ``label``, ``reason``, ``evidence`` and ``right`` (the paper's decision).
 
-    Needs ``hypothesis`` (the output, null where there is none), ``ref_only`` and ``ctf_only`` (list
-    of the item's unique words, from ``unique_words``) and ``gold`` (female/male, or null)."""
+    Needs ``hypothesis`` (the output, null where there is none), ``words`` (the item's
+    ``marked_words``) and ``gold`` (female/male, or null). Each output is cleaned once and each of its
+    item's words looked up in it."""
     rows = frame.with_row_index("_row")
-    texts = rows.select("_row", clean(rows[hypothesis]).alias("_clean")).filter(pl.col("_clean").is_not_null())
-    pairs = pl.concat([
-        rows.select("_row", pl.col(side).alias("_word"), pl.lit(side).alias("_side")).explode("_word")
-        for side in ("ref_only", "ctf_only")
-    ]).filter(pl.col("_word").is_not_null())
-    found = (pairs.join(texts, on="_row", how="inner")
-             .filter(pl.col("_clean").str.contains(pl.lit(" ") + pl.col("_word") + pl.lit(" "), literal=True))
-             .group_by("_row", "_side").agg(pl.col("_word").sort().str.join(" ")))
-    hits = found.pivot(on="_side", index="_row", values="_word") if found.height else pl.DataFrame(
-        schema={"_row": pl.UInt32})
-    for side in ("ref_only", "ctf_only"):
-        if side not in hits.columns:
-            hits = hits.with_columns(pl.lit(None, dtype=pl.String).alias(side))
-    hits = hits.rename({"ref_only": "_ref_hit", "ctf_only": "_ctf_hit"})
-    out = rows.join(hits, on="_row", how="left")
-    ref_hit, ctf_hit = pl.col("_ref_hit").is_not_null(), pl.col("_ctf_hit").is_not_null()
-    no_ref, no_ctf = pl.col("ref_only").list.len() == 0, pl.col("ctf_only").list.len() == 0
+    found = (rows.select("_row", clean(rows[hypothesis]).alias("_clean"), pl.col("words").alias("_word"))
+             .explode("_word").drop_nulls()
+             .filter(pl.col("_clean").str.contains(pl.lit(" ") + pl.col("_word").str.slice(1) + pl.lit(" "),
+                                                   literal=True))
+             .group_by("_row").agg(pl.col("_word").str.join(" ").alias("_found")))
+    out = rows.join(found, on="_row", how="left")
+    hits = pl.col("_found").fill_null("")
+    ctf_hit, ref_hit = hits.str.contains(_CTF, literal=True), hits.str.contains(_REF, literal=True)
+    sides = pl.col("words").list.join("")
+    no_ctf, no_ref = ~sides.str.contains(_CTF, literal=True), ~sides.str.contains(_REF, literal=True)
     missing = pl.col(hypothesis).is_null()
     reason = (pl.when(missing).then(None)
               .when(ctf_hit & ref_hit).then(pl.lit("both-words"))
@@ -127,15 +131,15 @@ def decide(frame: pl.DataFrame, hypothesis: str = "translation") -> pl.DataFrame
               .when(no_ctf).then(pl.lit("counterfactual-contained"))
               .otherwise(pl.lit("no-unique-word")))
     gold = pl.col("gold")
+    other = pl.coalesce(gold.replace_strict(OTHER, default=None, return_dtype=pl.String), pl.lit("unknown"))
     label = (pl.when(missing).then(None)
              .when(ctf_hit & ref_hit).then(pl.lit("ambiguous"))
-             .when(ctf_hit).then(pl.coalesce(gold.replace_strict(OTHER, default=None, return_dtype=pl.String), pl.lit("unknown")))
+             .when(ctf_hit).then(other)
              .when(ref_hit).then(pl.coalesce(gold, pl.lit("unknown")))
              .otherwise(pl.lit("unknown")))
-    evidence = pl.when(ctf_hit).then(pl.col("_ctf_hit")).when(ref_hit).then(pl.col("_ref_hit"))
-    return out.with_columns(reason.alias("reason"), label.alias("label"), evidence.alias("evidence")).with_columns(
+    return out.with_columns(reason.alias("reason"), label.alias("label"), pl.col("_found").alias("evidence")).with_columns(
         pl.when(missing).then(None).otherwise(~pl.col("reason").is_in(WRONG_REASONS)).alias("right"),
-    ).drop("_row", "_ref_hit", "_ctf_hit")
+    ).drop("_row", "_found")
 
 
 @dataclass(frozen=True)
@@ -164,19 +168,17 @@ DETECTORS = (
 
 def label_outputs(rows: pl.DataFrame, *, paired: bool, hypothesis: str = "whole") -> pl.DataFrame:
     """Rows of one suite (system, item_id, tgt_lang, gold, translation, with the item's line,
-    reference and counterfactual) labelled by ``decide``, each item's unique words computed once.
+    reference and counterfactual) labelled by ``decide``, each item's unique words found once.
     ``hypothesis``: ``whole`` (the output) or ``last-line`` (its last line: the contextual set's
     second sentence). With ``paired``, ``partner`` is the decision on the row's other-gender version
     (same system, language and line; null where that has no output), else null."""
     items = rows.select("item_id", "reference", "counterfactual").unique("item_id", keep="first")
-    unique = [unique_words(r or "", c or "") for r, c in zip(items["reference"], items["counterfactual"])]
-    items = items.select("item_id").with_columns(
-        pl.Series("ref_only", [u[0] for u in unique], dtype=pl.List(pl.String)),
-        pl.Series("ctf_only", [u[1] for u in unique], dtype=pl.List(pl.String)))
+    words = [marked_words(r or "", c or "") for r, c in zip(items["reference"], items["counterfactual"])]
+    items = items.select("item_id").with_columns(pl.Series("words", words, dtype=pl.List(pl.String)))
     text = pl.col("translation")
     frame = rows.join(items, on="item_id", how="left").with_columns(
         (last_line(text) if hypothesis == "last-line" else text).alias("_hypothesis"))
-    out = decide(frame, "_hypothesis").drop("_hypothesis", "ref_only", "ctf_only")
+    out = decide(frame, "_hypothesis").drop("_hypothesis", "words")
     if not paired:
         return out.with_columns(pl.lit(None, dtype=pl.Boolean).alias("partner"))
     key = ["system", "tgt_lang", "line"]
