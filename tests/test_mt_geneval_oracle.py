@@ -228,3 +228,62 @@ def test_apertium_spanish_decisions_equal_the_script(mirror, tmp_path, apertium_
                                      mirror / context_file("test", "original", "es"),
                                      mirror / context_file("test", "flipped", "es"))
     _compare(rows, outputs, expected, "apertium contextual es")
+
+
+@pytest.mark.slow
+def test_the_sanity_run_gives_the_scripts_values(data_dir, tmp_path, mirror):
+    """conf/mt-geneval-references.yaml, swept for real: the references score 100 % everywhere; the swapped
+    references score what the script prints; labels.parquet holds the script's decision on every line,
+    with the words that decided; every metric has an interval and its provenance."""
+    from click.testing import CliRunner
+
+    from biaseval.cli import main
+    from conftest import REPO
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["sweep", "--config", str(REPO / "conf" / "mt-geneval-references.yaml"),
+                                       "--out", str(out), "--no-report"])
+    assert result.exit_code == 0, result.output
+    metrics = pl.read_parquet(out / "metrics.parquet").filter(pl.col("suite").str.starts_with("mt-geneval"))
+    acc = metrics.filter(pl.col("metric") == "acc")
+    assert (acc.filter(pl.col("system") == "references")["value"] == 1.0).all()
+    assert acc.filter(pl.col("system") == "references").height == 8 * 3 + 9 * 4  # <lang>, per gender (+ unmarked)
+    scores = metrics.filter(~pl.col("subset").str.starts_with("vs/"))  # McNemar's rows between systems have no interval
+    assert scores["ci_low"].is_not_null().all() and scores["ci_high"].is_not_null().all()
+    mcnemar = metrics.filter((pl.col("subset") == "vs/counterfactual") & (pl.col("metric") == "diff_correct")
+                             & (pl.col("suite") == COUNTERFACTUAL))
+    assert mcnemar["value"].item() == pytest.approx(1 - 156 / 4800)  # paired on the paper's decision
+    assert (metrics["dataset_commit"] == "c77132ccd248d0b09ac185aebebc94f1051dbc9e").all()
+    assert metrics["signature"].str.contains("mt-geneval-words@1").all()
+    swapped = acc.filter(pl.col("system") == "counterfactual")
+    labels = pl.read_parquet(out / "labels.parquet").join(
+        pl.read_parquet(out / "items.parquet").select("item_id", "tgt_lang", "line", "gold"), on="item_id")
+    right = labels.with_columns(~pl.col("reason").is_in(["counterfactual-word", "both-words"]).alias("right"))
+    for lang in TARGETS:
+        files = {}
+        for gender in GENDERS:
+            other = GENDERS[1 - GENDERS.index(gender)]
+            files[f"hyp_{gender}"] = mirror / sentences_file("test", other, lang, lang)  # the swapped references
+            for system, hyp in (("references", sentences_file("test", gender, lang, lang)),
+                                ("counterfactual", sentences_file("test", other, lang, lang))):
+                expected = oracle.line_decisions(mirror / hyp, mirror / sentences_file("test", gender, lang, lang),
+                                                 mirror / sentences_file("test", other, lang, lang))
+                got = (right.filter((pl.col("suite") == COUNTERFACTUAL) & (pl.col("system") == system)
+                                    & (pl.col("tgt_lang") == lang) & (pl.col("gold") == {"feminine": "female"}.get(gender, "male")))
+                       .sort("line")["right"].to_list())
+                assert got == expected, (system, lang, gender)
+        printed = oracle.script(lang, "counterfactual", "test", **files)
+        assert swapped.filter((pl.col("suite") == COUNTERFACTUAL) & (pl.col("subset") == lang))["value"].item() == \
+            pytest.approx(printed, abs=1e-12), lang
+    for lang in CONTEXT_TARGETS:
+        flipped = mirror / context_file("test", "flipped", lang)
+        expected = oracle.line_decisions(flipped, mirror / context_file("test", "original", lang), flipped)
+        got = (right.filter((pl.col("suite") == CONTEXTUAL) & (pl.col("system") == "counterfactual")
+                            & (pl.col("tgt_lang") == lang)).sort("line")["right"].to_list())
+        assert got == expected, lang
+        ours = swapped.filter((pl.col("suite") == CONTEXTUAL) & (pl.col("subset") == lang))["value"].item()
+        assert ours == pytest.approx(np.mean(expected), abs=1e-12)
+        if lang != "nl":  # the script's --target_lang has no nl
+            assert ours == pytest.approx(oracle.script(lang, "contextual", "test", hyp=flipped), abs=1e-12)
+    evidence = labels.filter((pl.col("system") == "counterfactual") & (pl.col("reason") == "counterfactual-word"))
+    assert evidence["evidence"].str.starts_with("-").all()

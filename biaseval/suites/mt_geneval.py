@@ -13,10 +13,10 @@ Two datasets, each with a test and a dev split:
   (``original``, and ``flipped`` to the other gender) translate the second sentence only. The item's
   source is the two sentences on two lines (the ``<sep>`` mark becomes a line break), so that a
   system translating it keeps them apart, and the scorer reads the output's last line as the
-  translation of the second sentence (``docs/mt-geneval.md``). The data does not say which gender
-  the original has; ``gold`` is read from the English context (``context_gender``) and sets the
-  subset: ``<lang>/feminine``, ``<lang>/masculine``, or ``<lang>/unmarked`` where the context has no
-  such cue or both. Targets as above plus nl.
+  translation of the second sentence (``docs/mt-geneval.md``). One subset per language, ``<lang>``
+  (one input file: recorded outputs are one file per language). The data does not say which gender
+  the original has; ``gold`` is read from the English context (``context_gender``), null where the
+  context has no such cue or both; the scorer reports each gender apart. Targets as above plus nl.
 
 Every item carries ``reference`` (its correct reference) and ``counterfactual`` (the other one):
 the detector ``mt-geneval-words`` (``biaseval/label/reference_words.py``) decides from them, the
@@ -111,7 +111,8 @@ def _load_counterfactual(suite: "MTGenEvalSuite", data: LocalDataset) -> pl.Data
             frames.append(_frame(suite, {
                 "subset": [f"{tgt}/{gender}"] * n, "line": list(range(1, n + 1)),
                 "source": [s.strip() for s in srcs[gender]], "tgt_lang": [tgt] * n,
-                "gold": [GOLD[gender]] * n, "reference": refs[gender], "counterfactual": refs[other]}))
+                "gold": [GOLD[gender]] * n, "reference": [r.strip() for r in refs[gender]],
+                "counterfactual": [r.strip() for r in refs[other]]}))
     return conform(pl.concat(frames))
 
 
@@ -132,9 +133,10 @@ def _load_contextual(suite: "MTGenEvalSuite", data: LocalDataset) -> pl.DataFram
             golds.append(context_gender(context))
         n = len(sources)
         frames.append(_frame(suite, {
-            "subset": [f"{tgt}/{({'female': 'feminine', 'male': 'masculine'}).get(g, 'unmarked')}" for g in golds],
+            "subset": [tgt] * n,
             "line": list(range(1, n + 1)), "source": sources, "tgt_lang": [tgt] * n, "gold": golds,
-            "reference": lines["original"], "counterfactual": lines["flipped"]}))
+            "reference": [r.strip() for r in lines["original"]],
+            "counterfactual": [r.strip() for r in lines["flipped"]]}))
     return conform(pl.concat(frames))
 
 
@@ -159,8 +161,8 @@ def _subsets(kind: str, split: str, targets) -> tuple[Subset, ...]:
     if kind == "counterfactual":
         return tuple(Subset(f"{t}/{g}", f"geneval-sentences-{g}-{split}.en_{t}", sentences_file(split, g, t, "en"))
                      for t in targets for g in GENDERS)
-    return tuple(Subset(f"{t}/{g}", f"geneval-context-wikiprofessions-2to1-{split}.en_{t}",
-                        context_file(split, "2to1", t)) for t in targets for g in (*GENDERS, "unmarked"))
+    return tuple(Subset(t, f"geneval-context-wikiprofessions-2to1-{split}.en_{t}", context_file(split, "2to1", t))
+                 for t in targets)
 
 
 def _suite(name: str, kind: str, split: str) -> MTGenEvalSuite:
