@@ -21,8 +21,11 @@ compound part: the longest known ending of at least four letters, when the rest 
 (with or without a linking -s-, -es-, -n-, -en-, -e-, -er-) and the part names a person (a
 masculine with an -in counterpart, a feminine in -in, a nominalized adjective, or a word listed
 under ``person_nouns``/``generic``): "Umzugshelferin" -> Helferin, "Empfangsdame" -> Dame, but
-not "Auditors" -> Audi + Tors. Failing that, an ending listed under ``feminine_endings`` (-erin,
--orin, -istin, ...) makes it feminine ("Supervisorin").
+not "Auditors" -> Audi + Tors. Failing that, a word (or a last compound part) that is -in or -innen
+after a masculine noun the lexicon knows, its vowel umlauted or not, is that noun's feminine
+("Admiralin", "Konteradmiralin", "Feldmarschällin": MT-GenEval's tagged references have such words
+the lexicon lacks); then an ending listed under ``feminine_endings`` (-erin, -orin, -istin, ...)
+makes it feminine ("Supervisorin").
 
 Rules, in order
 ---------------
