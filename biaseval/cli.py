@@ -303,6 +303,35 @@ def winomt_disagreements(langs: tuple[str, ...], items: bool) -> None:
     click.echo(disagreements_markdown(labelled, classified, items=items), nl=False)
 
 
+@main.group()
+def mtgeneval() -> None:
+    """MT-GenEval: the references' undecidable lines; the analysers against its tagged references."""
+
+
+@mtgeneval.command("undecidable")
+@click.option("--split", type=click.Choice(["test", "dev"]), default="test")
+def mtgeneval_undecidable(split: str) -> None:
+    """Lines of the counterfactual set whose two references leave nothing to decide (Markdown)."""
+    from biaseval.metrics.mtgeneval import undecidable
+    from biaseval.report.mtgeneval import undecidable_markdown
+    from biaseval.suites import SUITES
+
+    name = "mt-geneval-counterfactual" + ("" if split == "test" else "-dev")
+    click.echo(undecidable_markdown(undecidable(SUITES.get(name).open().table, split)), nl=False)
+
+
+@mtgeneval.command("labeller-table")
+@click.option("--split", type=click.Choice(["test", "dev"]), default="test")
+def mtgeneval_labeller_table(split: str) -> None:
+    """biaseval's gender analysers read against MT-GenEval's tagged references, per language (Markdown;
+    docs/mt-geneval.md holds the test split's). Seconds per language."""
+    from biaseval.data.datasets import resolve
+    from biaseval.metrics.mtgeneval_labeller import table
+    from biaseval.report.mtgeneval import labeller_markdown
+
+    click.echo(labeller_markdown(table(resolve("mt-geneval"), split)), nl=False)
+
+
 def run_command(command: str, argv: list[str] | None = None) -> int:
     """``biaseval COMMAND ARGV...`` in this process; returns the exit status the command line would
     exit with (0 done, 2 bad config or usage, 4 untranslated rows, 5 drift, ...). The entry points in

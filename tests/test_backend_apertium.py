@@ -76,3 +76,13 @@ def test_pivot_chain_translates_english_to_italian():
     results = RequestRunner(backend(pair="eng-spa|spa-ita")).translate(["nurse", "actress", "king", "house"], "en", "it")
     assert [r.translation for r in results] == ["Infermiere", "Attrice", "Re", "Casa"]
     assert results[0].model.startswith("apertium-eng-spa 0.8") and "apertium-spa-ita 0.2" in results[0].model
+
+
+def test_line_breaks_inside_a_text_are_kept():
+    """A text's lines come back as lines (MT-GenEval's contextual items put the context sentence and the
+    sentence scored on two lines, and the scorer reads the last one); spaces within a line are
+    normalised, blank lines dropped."""
+    texts = ["She was a teacher.\nThe doctor  arrived late.", "The doctor arrived.\r\n\r\nLate.", "The doctor arrived."]
+    results = RequestRunner(backend()).translate(texts, "en", "es")
+    assert [r.translation.split("\n") for r in results] == [
+        ["Era una profesora .", "El doctor llegó tarde."], ["El doctor llegó.", "Tarde."], ["El doctor llegó."]]

@@ -32,6 +32,12 @@ CASES = [
     ("وأخبر مديرته", [1], F, "noun"),                       # a pronoun suffix; ة written ت before it
     ("شكر المحامي", [1], M, "noun"),
     ("الأم", [0], F, "noun"),                               # feminine without ة (ar.yaml)
+    # plurals of women (MT-GenEval's tagged references): the lexicon reads them as masculine or not at all
+    ("الفتيات", [0], F, "noun"),
+    ("للبنات", [0], F, "noun"),
+    ("السيدات", [0], F, "noun"),
+    ("الأمهات", [0], F, "noun"),
+    ("النساء", [0], F, "noun"),
     # exceptions to the ending
     ("العلامة", [0], M, "noun"),                            # a masculine noun in ة
     ("الخليفة", [0], M, "noun"),                            # listed in ar.yaml (the lexicon says feminine)

@@ -40,6 +40,13 @@ CASES = [
     ("Sie rief die Umzugshelferin.", [2, 3], F, "noun"),        # read through its last compound part
     ("Die Empfangsdame lächelte.", [0, 1], F, "noun"),          # Empfang-s-dame
     ("Sie traf die Supervisorin.", [2, 3], F, "noun"),          # unknown, but a feminine ending
+    # unknown feminines in -in of known masculine nouns (MT-GenEval's tagged references), also umlauted
+    # and as the last part of a compound
+    ("Sie wurde Admiralin.", [2], F, "noun"),
+    ("Die Konteradmiralin kam.", [0, 1], F, "noun"),
+    ("Die Funktionärinnen kamen.", [0, 1], F, "noun"),
+    ("Die Feldmarschällin kam.", [0, 1], F, "noun"),            # Feldmarschall, umlauted
+    ("Er sah die päpstliche Legatin.", [2, 3, 4], F, "noun"),
     # nominalized adjectives: the article and the adjective ending decide together
     ("Der Angestellte kam.", [0, 1], M, "article"),
     ("Die Angestellte kam.", [0, 1], F, "article"),

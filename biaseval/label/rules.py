@@ -87,7 +87,7 @@ class Tagger:
             text.map_batches(run, return_dtype=pl.String))
 
 
-Detector = RuleSet | Tagger  # and entity_alignment.EntityAlignment, which labels a whole corpus
+Detector = RuleSet | Tagger  # and entities.EntityAlignment, reference_words.ReferenceWords: they label a whole corpus
 
 
 def _group_pattern(group: tuple[str, ...]) -> str:
@@ -166,7 +166,8 @@ def builtin() -> Registry[Detector]:
     for tagger in TAGGERS:
         reg.add(tagger.name, tagger)
     from biaseval.label.entities import DETECTORS as CORPUS_DETECTORS
+    from biaseval.label.reference_words import DETECTORS as REFERENCE_DETECTORS
 
-    for detector in CORPUS_DETECTORS:
+    for detector in (*CORPUS_DETECTORS, *REFERENCE_DETECTORS):
         reg.add(detector.name, detector)
     return reg

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from biaseval.config import RunConfig
 from biaseval.errors import ConfigError, RunDirError
 from biaseval.label.entities import EntityAlignment, label_languages
+from biaseval.label.reference_words import ReferenceWords, label_outputs
 from biaseval.label.rules import LABEL_ENUM, RuleSet, label_series
 from biaseval.run.filesystem import Folder
 from biaseval.suites import SUITES
@@ -39,6 +40,8 @@ SET_KEYS = {
     "tgbi": ["system", "suite", "subset", "label"],
     "otsc": ["system", "suite", "subset", "label"],
     "winomt": ["system", "suite", "subset", "tgt_lang", "stereotype", "gold", "label"],
+    # reason: the paper's decision; partner: the decision on the item's other-gender version
+    "mtgeneval": ["system", "suite", "subset", "tgt_lang", "gold", "label", "reason", "partner"],
 }
 OCCUPATION_KEYS = ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
 
@@ -58,9 +61,11 @@ def count_keys(suite: str) -> dict[str, list[str]]:
 
 
 def corpus_labelled(suite: str, config: RunConfig) -> bool:
-    """Whether the suite's detectors label a whole corpus at once (entity alignment) rather than
-    one text at a time; they cannot be mixed within a suite."""
-    kinds = {isinstance(config.detector_for(suite, t), EntityAlignment) for t in SUITES.get(suite).targets}
+    """Whether the suite's detectors label a whole corpus at once (entity alignment; MT-GenEval's
+    reference words, which pair each output with its other-gender version) rather than one text at a
+    time; they cannot be mixed within a suite."""
+    kinds = {isinstance(config.detector_for(suite, t), (EntityAlignment, ReferenceWords))
+             for t in SUITES.get(suite).targets}
     if len(kinds) > 1:
         raise ConfigError(f"detectors of {suite}: entity-alignment detectors cannot be mixed with rule sets")
     return kinds == {True}
@@ -70,7 +75,9 @@ def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) 
     """All rows of a corpus-labelled suite, labelled language by language (the entity's position comes
     from items.parquet)."""
     if items_path is None:
-        raise RunDirError(f"{suite}: scoring needs the run's items.parquet (entity positions)")
+        raise RunDirError(f"{suite}: scoring needs the run's items.parquet (entity positions, references)")
+    if all(isinstance(config.detector_for(suite, t), ReferenceWords) for t in SUITES.get(suite).targets):
+        return label_references(rows, suite, items_path)
     entities = (pl.scan_parquet(items_path).filter(pl.col("suite") == suite)
                 .select("item_id", "entity_index").collect())
     rows = rows.join(entities, on="item_id", how="left")
@@ -79,6 +86,20 @@ def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) 
     if not languages:
         return rows.with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in ("label", "reason", "evidence")])
     return pl.concat(label_languages([(config.detector_for(suite, tgt), part) for tgt, part in languages]))
+
+
+def label_references(rows: pl.DataFrame, suite: str, items_path) -> pl.DataFrame:
+    """All rows of an MT-GenEval suite labelled by ``mt-geneval-words`` (its references and lines come
+    from items.parquet)."""
+    columns = ["item_id", "line", "reference", "counterfactual"]
+    found = pl.scan_parquet(items_path).collect_schema().names()
+    if "counterfactual" not in found:
+        raise RunDirError(f"{items_path}: has no counterfactual references (written by an older biaseval); "
+                          f"sweep the run again to rewrite it")
+    items = pl.scan_parquet(items_path).filter(pl.col("suite") == suite).select(columns).collect()
+    params = dict(SUITES.get(suite).scorer_params)
+    return label_outputs(rows.join(items, on="item_id", how="left"), paired=bool(params.get("paired")),
+                         hypothesis=params.get("hypothesis", "whole"))
 
 
 def label(translations: pl.DataFrame, suite: str, config: RunConfig) -> pl.DataFrame:

@@ -21,6 +21,7 @@ from biaseval.label.entities import EntityAlignment
 from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from biaseval.metrics.control import control, control_counts
 from biaseval.metrics.labelling import label_and_count
+from biaseval.metrics.mtgeneval import mtgeneval, right_expr
 from biaseval.metrics.occupations import per_occupation
 from biaseval.metrics.paired import outcome, pairwise
 from biaseval.registry import Registry
@@ -46,6 +47,7 @@ def _otsc(counts, params, m):
 SCORERS.add("tgbi", lambda counts, params, m: tgbi(counts["sets"], **params, **_stats(m)))
 SCORERS.add("otsc", _otsc)
 SCORERS.add("winomt", lambda counts, params, m: winomt(counts["sets"], **params, **_stats(m)))
+SCORERS.add("mtgeneval", lambda counts, params, m: mtgeneval(counts["sets"], **params, **_stats(m)))
 
 
 def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
@@ -160,11 +162,14 @@ def score_run(run: RunDir) -> pl.DataFrame:
 
 
 def item_outcomes(run: RunDir, suite: str) -> pl.DataFrame:
-    """Per item × system of one suite: the binary outcome paired tests compare (metrics/paired.py)."""
+    """Per item × system of one suite: the binary outcome paired tests compare (metrics/paired.py); for
+    MT-GenEval, the paper's decision (an output without either reference's words is right)."""
     gold = pl.scan_parquet(run.items).filter(pl.col("suite") == suite).select("item_id", "gold")
-    return (pl.scan_parquet(run.labels).filter(pl.col("suite") == suite).select("system", "item_id", "label")
+    decided = (right_expr(pl.col("reason")) if SUITES.get(suite).scorer == "mtgeneval"
+               else outcome(pl.col("label"), pl.col("gold")))
+    return (pl.scan_parquet(run.labels).filter(pl.col("suite") == suite).select("system", "item_id", "label", "reason")
             .join(gold, on="item_id", how="left")
-            .select("item_id", "system", outcome(pl.col("label"), pl.col("gold")).alias("outcome"))
+            .select("item_id", "system", decided.alias("outcome"))
             .collect())
 
 

@@ -16,6 +16,7 @@ from biaseval.report.control import control_tables
 from biaseval.report.embedding_tables import embedding_section
 from biaseval.report.escape import code, md, row
 from biaseval.report.numbers import PERCENT_METRICS, fmt_value
+from biaseval.report.mtgeneval import mtgeneval_section, mtgeneval_suites
 from biaseval.report.published import Published
 from biaseval.report.sampling import sample_section
 from biaseval.run.cost import cost_lines
@@ -177,7 +178,8 @@ UNKNOWN_REASONS = ["no-alignment", "not-in-lexicon", "epicene-no-article", "conf
 def winomt_language_table(metrics: pl.DataFrame) -> pl.DataFrame:
     """WinoMT scored per target language (subsets that are language codes, with acc): one row per
     suite × language × system, columns ``<metric>``, ``<metric>_low``, ``<metric>_high`` and n."""
-    rows = metrics.filter(LANGUAGE_SUBSET & pl.col("metric").is_in(WINOMT_HEADLINE))
+    others = pl.Series(mtgeneval_suites(metrics), dtype=pl.String).implode()  # their own section
+    rows = metrics.filter(LANGUAGE_SUBSET & pl.col("metric").is_in(WINOMT_HEADLINE) & ~pl.col("suite").is_in(others))
     if rows.filter(pl.col("metric") == "acc").height == 0:
         return pl.DataFrame()
     wide = rows.pivot(on="metric", index=["suite", "subset", "system"], values=["value", "ci_low", "ci_high", "n"],
@@ -216,7 +218,7 @@ def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None
         lines.append(row(r["suite"], r["language"], r["system"], *(cell(m) for m in WINOMT_HEADLINE), r.get("n_acc")))
     lines.append("")
     if reasons is not None and reasons.height:
-        unknown = reasons.filter(pl.col("label") == "unknown")
+        unknown = reasons.filter((pl.col("label") == "unknown") & pl.col("reason").is_in(UNKNOWN_REASONS))
         lines += ["### Why unknown", "",
                   "Rows labelled unknown, by reason: no target word aligned to the entity; no aligned word the "
                   "analyser knows as a noun; a noun with one form for both genders and nothing else marking it; "
@@ -356,6 +358,7 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
         lines += failures_section(failures)
     lines += control_section(metrics, config.get("systems", {}))
     lines += winomt_languages_section(metrics, reasons)
+    lines += mtgeneval_section(metrics)
     lines += adjective_section(metrics)
     lines += occupations_section(metrics)
     if embedding:

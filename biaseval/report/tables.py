@@ -139,7 +139,7 @@ def metric_sets(part: pl.DataFrame) -> pl.DataFrame:
 
 def suite_kinds(part: pl.DataFrame) -> set[str]:
     """What a suite's metrics allow to draw: "tgbi", "winomt", "winomt-languages", "proportions" (p_m/p_f
-    per set), "occupations", "embedding"."""
+    per set), "occupations", "embedding", "mtgeneval" (its table is in report.md only)."""
     metrics = set(part["metric"].unique().to_list())
     sets = metric_sets(part)
     kinds = set()
@@ -147,7 +147,9 @@ def suite_kinds(part: pl.DataFrame) -> set[str]:
         kinds.add("tgbi")
     if sets.filter((pl.col("subset") == "all") & (pl.col("metric") == "acc")).height:
         kinds.add("winomt")
-    if sets.filter(LANGUAGE_SUBSET & (pl.col("metric") == "acc")).height:
+    if "undecided" in metrics:  # MT-GenEval: its table is in report.md (report/mtgeneval.py)
+        kinds.add("mtgeneval")
+    elif sets.filter(LANGUAGE_SUBSET & (pl.col("metric") == "acc")).height:
         kinds.add("winomt-languages")
     if "tgbi" not in kinds and sets.filter(pl.col("metric").is_in(["p_m", "p_f"])).height:
         kinds.add("proportions")
@@ -237,7 +239,8 @@ def unknown_rows(reasons: pl.DataFrame, suite: str) -> list[dict]:
     if reasons.height == 0:
         return []
     counts: dict[tuple[str, str], dict[str, int]] = {}
-    for r in reasons.filter((pl.col("suite") == suite) & (pl.col("label") == "unknown")).iter_rows(named=True):
+    unknown = (pl.col("suite") == suite) & (pl.col("label") == "unknown") & pl.col("reason").is_in(UNKNOWN_REASONS)
+    for r in reasons.filter(unknown).iter_rows(named=True):
         counts.setdefault((r["tgt_lang"], r["system"]), {})[r["reason"]] = r["count"]
     return [{"language": lang, "system": system, "counts": [c.get(k, 0) for k in UNKNOWN_REASONS]}
             for (lang, system), c in sorted(counts.items())]

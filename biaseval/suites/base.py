@@ -34,6 +34,7 @@ ITEM_SCHEMA: dict[str, pl.DataType] = {
     "female_share": pl.Float64,  # the occupation's labour-statistics female share (%), where known
     "stereotype": pl.String,  # pro / anti, or null
     "reference": pl.String,  # a reference sentence where the suite ships one
+    "counterfactual": pl.String,  # the reference of the item's other-gender version (MT-GenEval), or null
     "entity_index": pl.Int32,  # 0-based word (whitespace) index of the scored entity in the source (WinoMT), or null
 }
 
@@ -90,6 +91,7 @@ class Suite(ABC):
     scorer_params: tuple[tuple[str, object], ...] = ()  # keyword arguments for the scorer
     doc: str = ""
     optional_targets: tuple[str, ...] = ()  # languages a run's ``targets:`` may add (not scored by default)
+    reference_columns: tuple[str, ...] = ()  # item columns holding a reference for every item (backend `references`)
 
     def subset(self, name: str) -> Subset:
         for sub in self.subsets:

@@ -286,6 +286,7 @@ class TemplateData(SuiteData):
             "stereotype": (np.where(self._stereo[o] == gold, "pro", np.where(self._stereo[o] == "neutral", None, "anti"))
                            if self._stereo is not None else None),
             "reference": None,
+            "counterfactual": None,
             "entity_index": None,
         }
         frame = pl.DataFrame({c: pl.Series(c, data[c], dtype=ITEM_SCHEMA[c]) if data[c] is not None

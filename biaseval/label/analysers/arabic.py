@@ -225,7 +225,7 @@ class Arabic(GenderAnalyser):
     """Arabic (Arramooz lexicon and rules in the module docstring)."""
 
     lang: ClassVar[str] = "ar"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: plurals of women listed as female (ar.yaml)
 
     def __init__(self) -> None:
         self.lexicon = lexicon(arramooz_path())

@@ -21,8 +21,11 @@ compound part: the longest known ending of at least four letters, when the rest 
 (with or without a linking -s-, -es-, -n-, -en-, -e-, -er-) and the part names a person (a
 masculine with an -in counterpart, a feminine in -in, a nominalized adjective, or a word listed
 under ``person_nouns``/``generic``): "Umzugshelferin" -> Helferin, "Empfangsdame" -> Dame, but
-not "Auditors" -> Audi + Tors. Failing that, an ending listed under ``feminine_endings`` (-erin,
--orin, -istin, ...) makes it feminine ("Supervisorin").
+not "Auditors" -> Audi + Tors. Failing that, a word (or a last compound part) that is -in or -innen
+after a masculine noun the lexicon knows, its vowel umlauted or not, is that noun's feminine
+("Admiralin", "Konteradmiralin", "Feldmarschällin": MT-GenEval's tagged references have such words
+the lexicon lacks); then an ending listed under ``feminine_endings`` (-erin, -orin, -istin, ...)
+makes it feminine ("Supervisorin").
 
 Rules, in order
 ---------------
@@ -101,7 +104,7 @@ class German(GenderAnalyser):
     """German (german-nouns and the determiner paradigms of de.yaml)."""
 
     lang: ClassVar[str] = "de"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: unknown -in feminines of known masculine nouns (Admiralin)
 
     def __init__(self) -> None:
         self._lexicon = noun_lexicon()
@@ -132,12 +135,31 @@ class German(GenderAnalyser):
             readings = self._persons(self._lexicon.readings(part[0].upper() + part[1:]))
             if readings and self._names_person(readings):
                 return readings, "compound"
+        for k in range(0, len(word) - _MIN_COMPOUND_PART + 1):
+            if k and (k < _MIN_COMPOUND_PREFIX or not self._is_compound_prefix(word[:k])):
+                continue
+            number = self._feminine_of_masculine(word[k].upper() + word[k + 1:])
+            if number:
+                return tuple(NounReading(word, "f", number, case, None, False)
+                             for case in ("nom", "acc", "dat", "gen")), "ending"
         lower = word.lower()
         if any(lower.endswith(e) and len(lower) > len(e) + 1 for e in self._data.feminine_endings):
             number = "pl" if lower.endswith("innen") else "sg"
             return tuple(NounReading(word, "f", number, case, None, False)
                          for case in ("nom", "acc", "dat", "gen")), "ending"
         return (), ""
+
+    def _feminine_of_masculine(self, word: str) -> str | None:
+        """``sg``/``pl`` where ``word`` is -in/-innen after a masculine noun the lexicon knows, its vowel
+        umlauted or not (Admiral-in, Legat-in, Gräf-in from Graf); None otherwise."""
+        for suffix, number in (("innen", "pl"), ("in", "sg")):
+            stem = word[: -len(suffix)]
+            if not word.endswith(suffix) or len(stem) < 3:
+                continue
+            for candidate in {stem, *_without_umlauts(stem)}:
+                if any(r.gender == "m" and not r.adjectival for r in self._lexicon.readings(candidate)):
+                    return number
+        return None
 
     def _names_person(self, readings: tuple[NounReading, ...]) -> bool:
         """Whether the readings are of a person noun: a nominalized adjective, a masculine noun
@@ -274,6 +296,11 @@ def _umlauts(stem: str) -> set[str]:
         umlaut = "äöü"["aou".index(low)]
         out.add(stem[:i] + (umlaut.upper() if ch.isupper() else umlaut) + stem[i + 1:])
     return out
+
+
+def _without_umlauts(stem: str) -> set[str]:
+    """The stem with one of its ä, ö, ü made a, o, u, each in turn (Gräf -> Graf)."""
+    return {stem[:i] + "aou"["äöü".index(ch)] + stem[i + 1:] for i, ch in enumerate(stem) if ch in "äöü"}
 
 
 def _is_adjective(token: str) -> bool:

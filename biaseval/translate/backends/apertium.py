@@ -2,7 +2,9 @@
 
 One ``apertium`` process translates a whole request. The texts go in as HTML paragraphs
 (``-f html``), which Apertium keeps as unbreakable blocks, so every text comes back in its own
-paragraph, in order — plain lines are not safe: some pairs join or split them. A ``pair`` of
+paragraph, in order — plain lines are not safe: some pairs join or split them. Line breaks inside a
+text are kept (Apertium carries them through a paragraph as formatting), each line's spaces
+normalised: a two-line text comes back as two lines. A ``pair`` of
 several modes joined by ``|`` (``eng-spa|spa-ita``) pipes one into the next: a pivot through
 Spanish gives English→Italian offline. The version recorded on every row is the installed
 language-pair packages' versions.
@@ -31,6 +33,12 @@ from biaseval.translate.base import (
 )
 
 _PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.DOTALL)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _lines(text: str) -> str:
+    """``text`` with each line's white space collapsed to single spaces, blank lines dropped."""
+    return "\n".join(line for line in (" ".join(part.split()) for part in _LINE_BREAK.split(text)) if line)
 
 # ISO 639-1 -> the ISO 639-3 codes Apertium's pair names use.
 ISO3 = {"en": "eng", "es": "spa", "ca": "cat", "fr": "fra", "pt": "por", "it": "ita", "de": "deu",
@@ -114,7 +122,7 @@ class ApertiumTranslator(TextTranslator):
 
     def translate_batch(self, texts, src, tgt, *, timeout):
         chain = self.mode(src, tgt)
-        document = "".join(f"<p>{html.escape(' '.join(t.split()))}</p>\n" for t in texts)
+        document = "".join(f"<p>{html.escape(_lines(t))}</p>\n" for t in texts)
         deadline = time.monotonic() + timeout
         for mode in chain.split("|"):
             command = [self.executable]
@@ -131,7 +139,7 @@ class ApertiumTranslator(TextTranslator):
         out = _PARAGRAPH.findall(document)
         if len(out) != len(texts):
             raise RuntimeError(f"apertium {chain} returned {len(out)} paragraphs for {len(texts)} texts")
-        return BatchOutput([" ".join(html.unescape(o).split()) for o in out], model=self.version(chain))
+        return BatchOutput([_lines(html.unescape(o)) for o in out], model=self.version(chain))
 
     def classify(self, exc):
         if isinstance(exc, subprocess.TimeoutExpired):
