@@ -17,7 +17,8 @@ An output is right unless it has a word only the counterfactual reference has (t
   Acc(masculine) − Acc(feminine) between two different sets of sentences, each resampled within
   itself (unmarked items count in ``acc`` only).
 
-Rows without an output are not scored. Intervals: seeded percentile bootstraps (``bootstrap.py``).
+Rows without an output are not scored. Intervals: Wilson's for the shares (``acc``, ``undecided``:
+never a point at 0/n or n/n), seeded percentile bootstraps for the gaps (``bootstrap.py``).
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ def _tables(labelled: pl.DataFrame) -> dict:
     return out
 
 
-def _share(rows: MetricRows, key: tuple, metric: str, hits: int, n: int, reps: np.ndarray) -> None:
-    rows.add(*key, metric, hits / n if n else float("nan"), n, reps / n if n else np.full(len(reps), np.nan))
+def _share(rows: MetricRows, key: tuple, metric: str, hits: int, n: int) -> None:
+    """A plain share: Wilson's interval (never a point at 0/n or n/n, as a bootstrap's would be)."""
+    rows.add_share(*key, metric, hits / n if n else float("nan"), n)
 
 
 def mtgeneval(labelled: pl.DataFrame, *, paired: bool = True, hypothesis: str = "whole", n_boot: int = 1000,
@@ -71,11 +73,10 @@ def mtgeneval(labelled: pl.DataFrame, *, paired: bool = True, hypothesis: str = 
         for gold, cells in sorted(entry["sets"].items(), key=lambda kv: kv[0] or "~"):
             n = int(cells[0] + cells[1])
             rng = rng_for(seed, system, suite, tgt, gold or "unmarked")
-            reps = resample_counts(np.array([cells[0], cells[1]]), n_boot, rng)
-            und = resample_counts(np.array([cells[2], n - cells[2]]), n_boot, rng)
+            reps = resample_counts(np.array([cells[0], cells[1]]), n_boot, rng)  # for the unpaired gap
             key = (system, suite, f"{tgt}/{GENDER_SUBSETS[gold]}")
-            _share(rows, key, "acc", int(cells[0]), n, reps[:, 0])
-            _share(rows, key, "undecided", int(cells[2]), n, und[:, 0])
+            _share(rows, key, "acc", int(cells[0]), n)
+            _share(rows, key, "undecided", int(cells[2]), n)
             strata.append((gold, cells, reps))
         if paired:
             _paired(rows, system, suite, tgt, entry["pairs"], n_boot, seed)
@@ -93,7 +94,7 @@ def _paired(rows: MetricRows, system: str, suite: str, tgt: str, pairs: np.ndarr
         # Acc(masculine) − Acc(feminine) = (feminine wrong, masculine right − feminine right, masculine wrong) / n
         gap = (pairs[0, 1] - pairs[1, 0]) / n if n else float("nan")
         gap_reps = (reps[:, 0, 1] - reps[:, 1, 0]) / n if n else np.full(n_boot, np.nan)
-    _share(rows, (system, suite, tgt), "acc", int(both), n, reps[:, 1, 1])
+    _share(rows, (system, suite, tgt), "acc", int(both), n)
     rows.add(system, suite, tgt, "delta_g", gap, n, gap_reps)
 
 
@@ -101,8 +102,7 @@ def _unpaired(rows: MetricRows, system: str, suite: str, tgt: str, strata: list)
     """``<lang>``: accuracy over all outputs; the gap between the masculine and feminine sets."""
     right = sum(int(cells[0]) for _, cells, _ in strata)
     n = sum(int(cells[0] + cells[1]) for _, cells, _ in strata)
-    reps = sum(r[:, 0] for _, _, r in strata)
-    _share(rows, (system, suite, tgt), "acc", right, n, reps)
+    _share(rows, (system, suite, tgt), "acc", right, n)
     by_gold = {gold: (cells, r) for gold, cells, r in strata}
     if "female" in by_gold and "male" in by_gold:
         (fc, fr), (mc, mr) = by_gold["female"], by_gold["male"]

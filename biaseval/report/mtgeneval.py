@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from biaseval.report.escape import md, row
+
 MARK = "undecided"  # a metric only MT-GenEval suites have
 COLUMNS = [("feminine", "acc"), ("masculine", "acc"), ("", "delta_g"), ("", "acc"), ("feminine", "undecided"),
            ("masculine", "undecided")]
@@ -20,13 +22,13 @@ def mtgeneval_suites(metrics: pl.DataFrame) -> list[str]:
     return metrics.filter(pl.col("metric") == MARK)["suite"].unique(maintain_order=True).to_list()
 
 
-def _cell(row: dict | None, decimals: int = 1) -> str:
-    if row is None or row["value"] is None:
+def _cell(metric: dict | None, decimals: int = 1) -> str:
+    if metric is None or metric["value"] is None:
         return "—"
-    value = f"{100 * row['value']:.{decimals}f}"
-    if row.get("ci_low") is None or row["ci_low"] != row["ci_low"]:
+    value = f"{100 * metric['value']:.{decimals}f}"
+    if metric.get("ci_low") is None or metric["ci_low"] != metric["ci_low"]:
         return value
-    return f"{value} [{100 * row['ci_low']:.{decimals}f}, {100 * row['ci_high']:.{decimals}f}]"
+    return f"{value} [{100 * metric['ci_low']:.{decimals}f}, {100 * metric['ci_high']:.{decimals}f}]"
 
 
 def mtgeneval_section(metrics: pl.DataFrame) -> list[str]:
@@ -39,7 +41,7 @@ def mtgeneval_section(metrics: pl.DataFrame) -> list[str]:
         systems = sorted(part["system"].unique().to_list())
         paired = "contextual" not in suite
         overall = "both right" if paired else "all"
-        lines += [f"## MT-GenEval: {suite}", "",
+        lines += [f"## MT-GenEval: {md(suite)}", "",
                   "Acc: outputs without a word that only the counterfactual reference has (the paper's metric), on "
                   "the feminine and on the masculine items; ΔG = Acc(masculine) − Acc(feminine)"
                   + (" over the same sentences (paired bootstrap)" if paired else
@@ -47,7 +49,7 @@ def mtgeneval_section(metrics: pl.DataFrame) -> list[str]:
                   + f"; Acc ({overall}): what the paper's script prints"
                   + (" (a sentence counts when both its versions are right)" if paired else "")
                   + "; undecided: outputs right only because they hold neither reference's unique words. "
-                  "Percent, with 95% bootstrap intervals.", "",
+                  "Percent, with 95% intervals: Wilson's for the shares, a bootstrap for ΔG.", "",
                   f"| language | system | Acc feminine | Acc masculine | ΔG | Acc ({overall}) | undecided F | undecided M | n |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for lang in languages:
@@ -55,9 +57,8 @@ def mtgeneval_section(metrics: pl.DataFrame) -> list[str]:
                 found = [cells.get((system, f"{lang}/{g}" if g else lang, m)) for g, m in COLUMNS]
                 if not any(found):
                     continue  # a system that does not translate into this language
-                row = [_cell(r) for r in found]
                 n = cells.get((system, lang, "acc"), {}).get("n")
-                lines.append(f"| {lang} | {system} | " + " | ".join(row) + f" | {n} |")
+                lines.append(row(lang, system, *(_cell(r) for r in found), n))
         lines.append("")
     return lines
 
