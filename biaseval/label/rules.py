@@ -165,7 +165,9 @@ def builtin() -> Registry[Detector]:
     text = resources.files("biaseval").joinpath("data/detectors.yaml").read_text(encoding="utf-8")
     for name, entry in yaml.safe_load(text).items():
         reg.add(name, RuleSet(name=name, **entry))
-    for tagger in TAGGERS:
+    from biaseval.label.person_gender import DETECTORS as PERSON_DETECTORS
+
+    for tagger in (*TAGGERS, *PERSON_DETECTORS):
         reg.add(tagger.name, tagger)
     from biaseval.label.entities import DETECTORS as CORPUS_DETECTORS
 

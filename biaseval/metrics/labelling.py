@@ -40,6 +40,7 @@ SET_KEYS = {
     "otsc": ["system", "suite", "subset", "label"],
     "winomt": ["system", "suite", "subset", "tgt_lang", "stereotype", "gold", "label"],
 }
+SET_KEYS["mittens"] = ["system", "suite", "subset", "gold", "label", "reason"]  # reason: no-reader (2xx)
 OCCUPATION_KEYS = ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
 
 
@@ -60,10 +61,16 @@ def count_keys(suite: str) -> dict[str, list[str]]:
 def corpus_labelled(suite: str, config: RunConfig) -> bool:
     """Whether the suite's detectors label a whole corpus at once (entity alignment) rather than
     one text at a time; they cannot be mixed within a suite."""
-    kinds = {isinstance(config.detector_for(suite, t), EntityAlignment) for t in SUITES.get(suite).targets}
+    kinds = {is_corpus_detector(config.detector_for(suite, t)) for t in SUITES.get(suite).targets}
     if len(kinds) > 1:
         raise ConfigError(f"detectors of {suite}: entity-alignment detectors cannot be mixed with rule sets")
     return kinds == {True}
+
+
+def is_corpus_detector(detector) -> bool:
+    """A detector that labels a whole language's rows at once (``label_frame``: entity alignment,
+    MiTTenS's person reader), not one text at a time."""
+    return isinstance(detector, EntityAlignment) or hasattr(detector, "label_frame")
 
 
 def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) -> pl.DataFrame:

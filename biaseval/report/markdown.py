@@ -13,16 +13,21 @@ import polars as pl
 from biaseval.report.adjectives import adjective_section
 from biaseval.report.collection import collected_once
 from biaseval.report.control import control_tables
+from biaseval.report.mittens import section as mittens_section
+from biaseval.report.mittens import without_mittens
 from biaseval.report.published import Published
 from biaseval.report.sampling import sample_section
 from biaseval.run.cost import cost_lines
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female",
                    "macro_f1", "control_acc", "control_unknown", "control_unasked"}
+PERCENT_METRICS |= {"misgendered", "ambiguous", "read", "no_reader", "worst_gender", "worst_language", "worst_set",
+                    "worst_level", "worst_case"}  # MiTTenS (report/mittens.py)
 # Per-occupation, gender-shift and pairwise rows go in their own sections (and the HTML report),
 # not in the list of all metrics.
 PER_OCCUPATION = (pl.col("subset").str.contains("/occupation/") | pl.col("subset").str.contains("/shift/")
-                  | pl.col("subset").str.starts_with("vs/"))
+                  | pl.col("subset").str.starts_with("vs/")
+                  | pl.col("subset").str.starts_with("cell/"))  # MiTTenS's cells: its own section lists the weakest
 
 
 def _fmt(value: float | None, scale: float, decimals: int) -> str:
@@ -228,7 +233,7 @@ def read_reasons(labels: Path, items: Path) -> pl.DataFrame:
 
 def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None) -> list[str]:
     """WinoMT per target language (Acc, ΔG, ΔS, unknown share), and why outputs were labelled unknown."""
-    wide = winomt_language_table(metrics)
+    wide = winomt_language_table(without_mittens(metrics))
     if wide.height == 0:
         return []
     lines = ["## WinoMT per target language", "",
@@ -246,7 +251,7 @@ def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None
                      + f" | {r.get('n_acc')} |")
     lines.append("")
     if reasons is not None and reasons.height:
-        unknown = reasons.filter(pl.col("label") == "unknown")
+        unknown = reasons.filter((pl.col("label") == "unknown") & pl.col("reason").is_in(UNKNOWN_REASONS))
         lines += ["### Why unknown", "",
                   "Rows labelled unknown, by reason: no target word aligned to the entity; no aligned word the "
                   "analyser knows as a noun; a noun with one form for both genders and nothing else marking it; "
@@ -430,9 +435,12 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
     lines += control_section(metrics, config.get("systems", {}))
     lines += winomt_languages_section(metrics, reasons)
     lines += adjective_section(metrics)
+    lines += mittens_section(metrics)
     lines += occupations_section(metrics)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))
     lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are seeded percentile bootstraps over items.", ""]
+    if without_mittens(metrics).height < metrics.height:
+        lines += ["MiTTenS's shares have Wilson score intervals instead; its cells are in its own section.", ""]
     lines += all_metrics_tables(metrics)
     return "\n".join(lines) + "\n"

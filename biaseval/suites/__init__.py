@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from biaseval.errors import ConfigError
-from biaseval.suites import tgbi_hi, winomt_en, winomt_en_adj, winomt_hi  # noqa: F401  (registration)
+from biaseval.suites import mittens, tgbi_hi, winomt_en, winomt_en_adj, winomt_hi  # noqa: F401  (registration)
 from biaseval.suites.base import (
     ITEM_SCHEMA,
     SUITES,

@@ -35,6 +35,7 @@ ITEM_SCHEMA: dict[str, pl.DataType] = {
     "stereotype": pl.String,  # pro / anti, or null
     "reference": pl.String,  # a reference sentence where the suite ships one
     "entity_index": pl.Int32,  # 0-based word (whitespace) index of the scored entity in the source (WinoMT), or null
+    "prompt": pl.String,  # the dataset's own LLM prompt around the source (MiTTenS), or null: see Suite.prompts
 }
 
 
@@ -87,9 +88,15 @@ class Suite(ABC):
     detectors: Mapping[str, str]  # target language -> default detector
     subsets: tuple[Subset, ...]
     dataset: str | None = None
+    # Items carry the dataset's own LLM prompt (column ``prompt``) beside the bare ``source``: an LLM
+    # system with ``prompt: dataset`` sends that, every other system the source (``Translator.sends``).
+    prompts: bool = False
+    # Source languages, for a suite whose items come from several (MiTTenS into English); empty: src_lang.
+    sources: tuple[str, ...] = ()
     scorer_params: tuple[tuple[str, object], ...] = ()  # keyword arguments for the scorer
     doc: str = ""
     optional_targets: tuple[str, ...] = ()  # languages a run's ``targets:`` may add (not scored by default)
+    reference_columns: tuple[str, ...] = ()  # item columns holding a reference for every item (backend `references`)
 
     def subset(self, name: str) -> Subset:
         for sub in self.subsets:

@@ -17,6 +17,7 @@ from biaseval.translate.backends import (  # noqa: F401  (registration)
     identity,
     openai,
     recorded,
+    references,
 )
 from biaseval.translate.base import (
     TRANSLATORS,
