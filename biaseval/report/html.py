@@ -23,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.errors import MissingExtra, RunDirError
-from biaseval.report import drift, plots, sampling, tables, trends
+from biaseval.report import drift, mittens, plots, sampling, tables, trends
 from biaseval.report import published as published_results
 from biaseval.report.collection import collected_once
 from biaseval.report.markdown import (
@@ -156,7 +156,11 @@ def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.Data
              "commit": d.get("commit")} if d else None
     section = {"template": "suite.html", "suite": suite, "systems": systems, "about": about,
                "heading": contents.h2(f"Suite {suite}", suite), "tgbi": None, "winomt": None, "languages": None,
-               "proportions": None, "pairwise": None, "occupations": None, "embedding": None}
+               "proportions": None, "pairwise": None, "occupations": None, "embedding": None, "mittens": None}
+    if "mittens" in kinds:
+        section["mittens"] = {"heading": contents.h3("MiTTenS: accuracy, weakest groups and worst case (Table 3)"),
+                              "rows": mittens.table3_rows(part), "languages": mittens.language_rows(part, suite),
+                              "cells": mittens.weakest_cells(part, suite), "note": mittens.NOTE}
     if "tgbi" in kinds:
         png = plots.tgbi_bars(sets.filter(pl.col("metric").is_in(["P", "tgbi"])), colours)
         section["tgbi"] = {"heading": contents.h3("TGBI per set"),

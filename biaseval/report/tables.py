@@ -15,6 +15,7 @@ import polars as pl
 
 from biaseval.report.adjectives import adjective_table
 from biaseval.report.control import control_tables
+from biaseval.report.mittens import MARKER as MITTENS_MARKER
 from biaseval.report.markdown import (
     CORRELATIONS,
     LANGUAGE_SUBSET,
@@ -141,8 +142,10 @@ def metric_sets(part: pl.DataFrame) -> pl.DataFrame:
 
 def suite_kinds(part: pl.DataFrame) -> set[str]:
     """What a suite's metrics allow to draw: "tgbi", "winomt", "winomt-languages", "proportions" (p_m/p_f
-    per set), "occupations", "embedding"."""
+    per set), "occupations", "embedding"; or "mittens" alone."""
     metrics = set(part["metric"].unique().to_list())
+    if MITTENS_MARKER in metrics:  # MiTTenS: its own table (report/mittens.py), none of the others
+        return {"mittens"}
     sets = metric_sets(part)
     kinds = set()
     if "tgbi" in metrics:
