@@ -32,10 +32,12 @@ import polars as pl
 OUTPUT = {"label": pl.String, "reason": pl.String, "evidence": pl.String}
 # language -> "module:Class" of its reader (imported on first use)
 READERS = {
+    "de": "biaseval.label.person_german:GermanCues",
     "es": "biaseval.label.person_romance:Spanish",
     "fr": "biaseval.label.person_romance:French",
     "it": "biaseval.label.person_romance:Italian",
     "pt": "biaseval.label.person_romance:Portuguese",
+    "ru": "biaseval.label.person_slavic:Russian",
 }
 LABEL = {"m": "male", "f": "female"}
 _EVIDENCE = 8  # cues shown per row
