@@ -288,7 +288,7 @@ def language_pairs(suites: Mapping[str, "SuiteData"],
     pairs: dict[tuple[str, str], str] = {}
     for name, data in suites.items():
         wanted = targets[name] if targets is not None and name in targets else data.suite.targets
-        for src in data.suite.sources or (data.suite.src_lang,):  # a suite into English from several
+        for src in getattr(data.suite, "sources", ()) or (data.suite.src_lang,):  # into English from several
             for tgt in wanted:
                 pairs.setdefault((src, tgt), name)
     return pairs
