@@ -232,3 +232,14 @@ def test_wilson_matches_statsmodels_and_holds_the_share(kn, confidence):
     assert low[0] == pytest.approx(ref_low, abs=1e-12) and high[0] == pytest.approx(ref_high, abs=1e-12)
     assert 0.0 <= low[0] <= k / n <= high[0] <= 1.0
     assert (k > 0 or low[0] == 0.0) and (k < n or high[0] == 1.0)
+
+
+@pytest.mark.parametrize("name", ["mittens-references", "mittens-apertium", "mittens-openai"])
+def test_the_shipped_configs_validate_offline_without_a_key(name, monkeypatch, data_dir):
+    from click.testing import CliRunner
+
+    from biaseval.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = CliRunner().invoke(main, ["validate", "--config", str(REPO / "conf" / f"{name}.yaml")])
+    assert result.exit_code == 0, result.output
