@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from biaseval.config import RunConfig
 from biaseval.errors import ConfigError, RunDirError
-from biaseval.label.entities import EntityAlignment, label_languages
+from biaseval.label.entities import label_languages
 from biaseval.label.rules import LABEL_ENUM, RuleSet, label_series
 from biaseval.run.filesystem import Folder
 from biaseval.suites import SUITES
@@ -59,8 +59,8 @@ def count_keys(suite: str) -> dict[str, list[str]]:
 
 
 def corpus_labelled(suite: str, config: RunConfig) -> bool:
-    """Whether the suite's detectors label a whole corpus at once (entity alignment) rather than
-    one text at a time; they cannot be mixed within a suite."""
+    """Whether the suite's detectors label a whole corpus at once (entity alignment, MiTTenS's person
+    reader) rather than one text at a time; they cannot be mixed within a suite."""
     kinds = {is_corpus_detector(config.detector_for(suite, t)) for t in SUITES.get(suite).targets}
     if len(kinds) > 1:
         raise ConfigError(f"detectors of {suite}: entity-alignment detectors cannot be mixed with rule sets")
@@ -70,7 +70,7 @@ def corpus_labelled(suite: str, config: RunConfig) -> bool:
 def is_corpus_detector(detector) -> bool:
     """A detector that labels a whole language's rows at once (``label_frame``: entity alignment,
     MiTTenS's person reader), not one text at a time."""
-    return isinstance(detector, EntityAlignment) or hasattr(detector, "label_frame")
+    return hasattr(detector, "label_frame")
 
 
 def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) -> pl.DataFrame:

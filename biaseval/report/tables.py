@@ -15,7 +15,6 @@ import polars as pl
 
 from biaseval.report.adjectives import adjective_table
 from biaseval.report.control import control_tables
-from biaseval.report.mittens import MARKER as MITTENS_MARKER
 from biaseval.report.markdown import (
     CORRELATIONS,
     LANGUAGE_SUBSET,
@@ -29,6 +28,7 @@ from biaseval.report.markdown import (
     shift_table,
     winomt_language_table,
 )
+from biaseval.report.mittens import MARKER as MITTENS_MARKER
 
 ALPHA = 0.05  # significance level for the paired tests' marks
 PAIRWISE = pl.col("subset").str.starts_with("vs/")
