@@ -205,12 +205,13 @@ def test_a_worst_case_tie_goes_to_the_better_supported_cell():
 
 def test_out_of_english_scores_only_what_was_read_and_lists_the_rest():
     counts = _counts([
-        ("s", "m", "es/x", "female", "female", "cues", 8), ("s", "m", "es/x", "female", "unknown", "no-cue", 2),
-        ("s", "m", "ja/x", "female", "unknown", "no-reader", 10),
+        ("s", "m", "es/x", "female", "female", "cues", 6), ("s", "m", "es/x", "female", "female", "majority", 2),
+        ("s", "m", "es/x", "female", "unknown", "no-cue", 2), ("s", "m", "ja/x", "female", "unknown", "no-reader", 10),
     ])
     out = mittens(counts, direction="2xx")
     got = {(r["subset"], r["metric"]): (r["value"], r["n"], r["ci_low"]) for r in out.iter_rows(named=True)}
     assert got["all", "acc"][:2] == (1.0, 8) and got["all", "read"][:2] == (0.8, 10)
+    assert got["all", "mixed"][:2] == (0.25, 8)
     assert got["all", "no_reader"] == (0.5, 20, None)  # a property of the languages: no interval
     assert got["lang/ja", "no_reader"][:2] == (1.0, 10) and ("lang/ja", "acc") not in got
     assert ("lang/es", "no_reader") not in got  # listed only where there are unread passages

@@ -1,10 +1,11 @@
 """MiTTenS out of English: the gender a translation gives the one person its passage is about
 (detector ``mittens-person-gender``; docs/mittens.md).
 
-A language's reader (``READERS``) lists the translation's *cues*: words that can only be about a
-person and carry a gender (a subject pronoun, a person noun, an article before a noun of both genders,
-a predicate adjective or participle; ``person_romance`` says which, per word). The decision, the same
-for every language:
+A language's reader (``READERS``: es, fr, it, pt in ``person_romance``, ru in ``person_slavic``, de in
+``person_german``) lists the translation's *cues*: words that can only be about a person and carry a
+gender (a subject pronoun, a person noun, an article before a noun of both genders, a predicate
+adjective or participle; each reader's docstring says which, per word). The decision, the same for
+every language:
 
 - the singular cues are read; a text without any is read by its plural ones (a passage about a group:
   "somos buenas deportistas");
@@ -117,6 +118,7 @@ DETECTORS = (
     PersonGender("mittens-person-gender", 1,
                  doc="MiTTenS out of English: the gender a translation gives its person, from the words that can "
                      "only be about a person (subject pronouns, person nouns, articles before nouns of both "
-                     "genders, predicate adjectives and participles), by majority; es, fr, it, pt through "
-                     "Apertium, other languages unread (biaseval/label/person_gender.py)."),
+                     "genders, predicate adjectives and participles, Russian past tenses), by majority; es, fr, "
+                     "it, pt through Apertium, de through german-nouns, ru through pymorphy3, other languages "
+                     "unread (biaseval/label/person_gender.py, docs/mittens.md)."),
 )

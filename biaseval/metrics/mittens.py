@@ -13,8 +13,10 @@ without a reader (out of English only). Subsets of a system × suite:
 - Into English (``direction`` 2en, the paper's rule): every translated passage is scored, and
   ``unknown`` is the share with no gendered pronoun (counted wrong in ``acc``).
 - Out of English (2xx): only passages the reader read (a gender or a conflict) are scored; ``read``
-  is their share of the passages in languages with a reader, ``no_reader`` the share of passages in
-  languages without one (those are reported, never scored).
+  is their share of the passages in languages with a reader, ``mixed`` the share of scored passages
+  read from cues of both genders (decided by majority or the first cue: a passage naming others, or a
+  translation that contradicts itself), ``no_reader`` the share of passages in languages without one
+  (those are reported, never scored).
 - ``worst_gender``, ``worst_language``, ``worst_set``, ``worst_level``, ``worst_case``: the lowest
   ``acc`` of that kind; the row's subset names the group (``lang/am``), its value, n and interval are
   that group's. Ties go to the group with more passages (the better-supported evidence), then by
@@ -32,6 +34,7 @@ from biaseval.metrics.tidy import METRIC_SCHEMA
 from biaseval.metrics.wilson import wilson
 
 NO_READER = "no-reader"
+MIXED = ("majority", "tie")  # the person reader's readings from cues of both genders
 KINDS = {"gender": "worst_gender", "lang": "worst_language", "set": "worst_set", "level": "worst_level",
          "cell": "worst_case"}
 
@@ -49,6 +52,7 @@ def _flags(counts: pl.DataFrame, levels: dict[str, str]) -> pl.DataFrame:
         (label.is_in(["male", "female"]) & (label != gold)).alias("_other"),
         (label == "ambiguous").alias("_both"),
         (label == "unknown").alias("_none"),
+        reason.fill_null("").is_in(list(MIXED)).alias("_mixed"),
     )
 
 
@@ -87,13 +91,14 @@ def mittens(counts: pl.DataFrame, *, direction: str, levels=(), confidence: floa
                  weight.filter(scored & pl.col("_both")).sum().alias("both"),
                  weight.filter(pl.col("_none") & ~pl.col("_unreadable")).sum().alias("none"),
                  weight.filter(read).sum().alias("read"),
+                 weight.filter(scored & pl.col("_mixed")).sum().alias("mixed"),
                  weight.filter(pl.col("_unreadable")).sum().alias("unreadable"))
             .sort("system", "suite", "kind", "group"))
     shares = [("acc", "right", "scored"), ("misgendered", "other", "scored"), ("ambiguous", "both", "scored")]
     if direction == "2en":
         shares.append(("unknown", "none", "scored"))
     else:
-        shares += [("read", "read", "reader"), ("no_reader", "unreadable", "total")]
+        shares += [("read", "read", "reader"), ("mixed", "mixed", "scored"), ("no_reader", "unreadable", "total")]
     frames = []
     for metric, k, n in shares:
         part = sums.filter((pl.col(n) > 0) & ((pl.col("kind") != "cell") | (pl.lit(metric) == "acc")))

@@ -23,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.errors import MissingExtra, RunDirError
-from biaseval.report import drift, mittens, plots, sampling, tables, trends
+from biaseval.report import drift, plots, sampling, tables, trends
 from biaseval.report import published as published_results
 from biaseval.report.collection import collected_once
 from biaseval.report.markdown import (
@@ -159,8 +159,7 @@ def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.Data
                "proportions": None, "pairwise": None, "occupations": None, "embedding": None, "mittens": None}
     if "mittens" in kinds:
         section["mittens"] = {"heading": contents.h3("MiTTenS: accuracy, weakest groups and worst case (Table 3)"),
-                              "rows": mittens.table3_rows(part), "languages": mittens.language_rows(part, suite),
-                              "cells": mittens.weakest_cells(part, suite), "note": mittens.NOTE}
+                              **tables.mittens_rows(part, suite)}
     if "tgbi" in kinds:
         png = plots.tgbi_bars(sets.filter(pl.col("metric").is_in(["P", "tgbi"])), colours)
         section["tgbi"] = {"heading": contents.h3("TGBI per set"),

@@ -21,7 +21,7 @@ from biaseval.run.cost import cost_lines
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female",
                    "macro_f1", "control_acc", "control_unknown", "control_unasked"}
-PERCENT_METRICS |= {"misgendered", "ambiguous", "read", "no_reader", "worst_gender", "worst_language", "worst_set",
+PERCENT_METRICS |= {"misgendered", "ambiguous", "read", "mixed", "no_reader", "worst_gender", "worst_language", "worst_set",
                     "worst_level", "worst_case"}  # MiTTenS (report/mittens.py)
 # Per-occupation, gender-shift and pairwise rows go in their own sections (and the HTML report),
 # not in the list of all metrics.

@@ -98,7 +98,7 @@ NOTE = ("Accuracy: passages whose translation gives the person the gender the so
         "× evaluation set, as in the paper's Table 3; over many cells of a few passages each the lowest observed "
         "value is biased low, so read it with its n and the number of cells. Into English a translation is "
         "right when it uses only the person's pronouns (he/him/his/himself or she/her/hers/herself); out of "
-        "English, when the words about the person carry its gender (read for es, fr, it and pt), and only "
+        "English, when the words about the person carry its gender (read for de, es, fr, it, pt and ru), and only "
         "passages the reader could read are scored (docs/mittens.md).")
 
 

@@ -28,6 +28,7 @@ from biaseval.report.markdown import (
     shift_table,
     winomt_language_table,
 )
+from biaseval.report import mittens
 from biaseval.report.mittens import MARKER as MITTENS_MARKER
 
 ALPHA = 0.05  # significance level for the paired tests' marks
@@ -161,6 +162,13 @@ def suite_kinds(part: pl.DataFrame) -> set[str]:
     if {"mean_intensity_src", "mean_intensity_tgt"} & metrics or part.filter(pl.col("subset").str.contains("/shift/")).height:
         kinds.add("embedding")
     return kinds
+
+
+def mittens_rows(part: pl.DataFrame, suite: str) -> dict:
+    """A MiTTenS suite's tables (report/mittens.py): Table 3 per system, accuracy per language, the
+    weakest cells, and the note that says how to read them."""
+    return {"rows": mittens.table3_rows(part), "languages": mittens.language_rows(part, suite),
+            "cells": mittens.weakest_cells(part, suite), "note": mittens.NOTE}
 
 
 def _pairs(rows: pl.DataFrame) -> dict[tuple[str, str], dict]:
