@@ -39,7 +39,12 @@ def test_pip_install_into_a_fresh_venv_then_list_and_validate_elsewhere(tmp_path
     listed = _run([biaseval, "list", "suites"], elsewhere, env)
     assert listed.returncode == 0, listed.stderr
     names = {line.split()[0] for line in listed.stdout.splitlines()}
-    assert {"otsc-en", "otsc-hi", "gender-words-en-it", "tgbi-hi", "winomt-hi", "winomt-en"} <= names
+    assert {"otsc-en", "otsc-hi", "gender-words-en-it", "tgbi-hi", "winomt-hi", "winomt-en", "mittens-2en",
+            "mittens-2xx"} <= names
+    words = _run([python, "-c", "from biaseval.label.person_romance import person_words; "
+                  "from biaseval.label.person_slavic import slavic_words; print(person_words('fr').nouns['mère'], "
+                  "slavic_words('ru').version)"], elsewhere, env)  # the person readers' word data travels
+    assert words.returncode == 0 and words.stdout.split()[0] == "f", words.stdout + words.stderr
     for kind in ("backends", "detectors", "datasets"):
         assert _run([biaseval, "list", kind], elsewhere, env).returncode == 0, kind
 

@@ -163,7 +163,9 @@ def builtin() -> Registry[Detector]:
     reg: Registry[Detector] = Registry("detector")
     for name, entry in package_yaml("data/detectors.yaml").items():
         reg.add(name, RuleSet(name=name, **entry))
-    for tagger in TAGGERS:
+    from biaseval.label.person_gender import DETECTORS as PERSON_DETECTORS
+
+    for tagger in (*TAGGERS, *PERSON_DETECTORS):
         reg.add(tagger.name, tagger)
     from biaseval.label.entities import DETECTORS as CORPUS_DETECTORS
     from biaseval.label.reference_words import DETECTORS as REFERENCE_DETECTORS

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from biaseval.config import RunConfig
 from biaseval.errors import ConfigError, RunDirError
-from biaseval.label.entities import EntityAlignment, label_languages
+from biaseval.label.entities import label_languages
 from biaseval.label.reference_words import ReferenceWords, label_outputs
 from biaseval.label.rules import LABEL_ENUM, RuleSet, label_series
 from biaseval.run.filesystem import Folder
@@ -43,6 +43,7 @@ SET_KEYS = {
     # reason: the paper's decision; partner: the decision on the item's other-gender version
     "mtgeneval": ["system", "suite", "subset", "tgt_lang", "gold", "label", "reason", "partner"],
 }
+SET_KEYS["mittens"] = ["system", "suite", "subset", "gold", "label", "reason"]  # reason: no-reader (2xx)
 OCCUPATION_KEYS = ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
 
 
@@ -62,13 +63,18 @@ def count_keys(suite: str) -> dict[str, list[str]]:
 
 def corpus_labelled(suite: str, config: RunConfig) -> bool:
     """Whether the suite's detectors label a whole corpus at once (entity alignment; MT-GenEval's
-    reference words, which pair each output with its other-gender version) rather than one text at a
-    time; they cannot be mixed within a suite."""
-    kinds = {isinstance(config.detector_for(suite, t), (EntityAlignment, ReferenceWords))
-             for t in SUITES.get(suite).targets}
+    reference words, which pair each output with its other-gender version; MiTTenS's person reader)
+    rather than one text at a time; they cannot be mixed within a suite."""
+    kinds = {is_corpus_detector(config.detector_for(suite, t)) for t in SUITES.get(suite).targets}
     if len(kinds) > 1:
         raise ConfigError(f"detectors of {suite}: entity-alignment detectors cannot be mixed with rule sets")
     return kinds == {True}
+
+
+def is_corpus_detector(detector) -> bool:
+    """A detector that labels a whole language's rows at once (``label_frame``: entity alignment,
+    MiTTenS's person reader; MT-GenEval's reference words), not one text at a time."""
+    return hasattr(detector, "label_frame") or isinstance(detector, ReferenceWords)
 
 
 def label_corpus(rows: pl.DataFrame, suite: str, config: RunConfig, items_path) -> pl.DataFrame:

@@ -17,11 +17,11 @@ import polars as pl
 from biaseval import __version__
 from biaseval.config import MetricsConfig, RunConfig
 from biaseval.errors import RunDirError
-from biaseval.label.entities import EntityAlignment
 from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from biaseval.metrics.control import control, control_counts
 from biaseval.metrics.labelling import label_and_count
 from biaseval.metrics.mtgeneval import mtgeneval, right_expr
+from biaseval.metrics.mittens import mittens
 from biaseval.metrics.occupations import per_occupation
 from biaseval.metrics.paired import outcome, pairwise
 from biaseval.registry import Registry
@@ -48,6 +48,7 @@ SCORERS.add("tgbi", lambda counts, params, m: tgbi(counts["sets"], **params, **_
 SCORERS.add("otsc", _otsc)
 SCORERS.add("winomt", lambda counts, params, m: winomt(counts["sets"], **params, **_stats(m)))
 SCORERS.add("mtgeneval", lambda counts, params, m: mtgeneval(counts["sets"], **params, **_stats(m)))
+SCORERS.add("mittens", lambda counts, params, m: mittens(counts["sets"], **params, confidence=m.confidence))
 
 
 def shard_paths(run: RunDir, plan: RunPlan) -> dict[str, list]:
@@ -143,7 +144,9 @@ def with_provenance(metrics: pl.DataFrame, run_info: dict, config: RunConfig) ->
 
 
 def _signature(detector, tgt: str) -> str:
-    return detector.signature_for(tgt) if isinstance(detector, EntityAlignment) else detector.signature
+    """A detector's signature; a corpus detector's names the analyser it uses for ``tgt`` too."""
+    per_language = getattr(detector, "signature_for", None)
+    return per_language(tgt) if per_language is not None else detector.signature
 
 
 def score_run(run: RunDir) -> pl.DataFrame:

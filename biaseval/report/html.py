@@ -156,7 +156,10 @@ def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.Data
              "commit": d.get("commit")} if d else None
     section = {"template": "suite.html", "suite": suite, "systems": systems, "about": about,
                "heading": contents.h2(f"Suite {suite}", suite), "tgbi": None, "winomt": None, "languages": None,
-               "proportions": None, "pairwise": None, "occupations": None, "embedding": None}
+               "proportions": None, "pairwise": None, "occupations": None, "embedding": None, "mittens": None}
+    if "mittens" in kinds:
+        section["mittens"] = {"heading": contents.h3("MiTTenS: accuracy, weakest groups and worst case (Table 3)"),
+                              **tables.mittens_rows(part, suite)}
     if "tgbi" in kinds:
         png = plots.tgbi_bars(sets.filter(pl.col("metric").is_in(["P", "tgbi"])), colours)
         section["tgbi"] = {"heading": contents.h3("TGBI per set"),

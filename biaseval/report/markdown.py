@@ -17,6 +17,8 @@ from biaseval.report.embedding_tables import embedding_section
 from biaseval.report.escape import code, md, row
 from biaseval.report.numbers import PERCENT_METRICS, fmt_value
 from biaseval.report.mtgeneval import mtgeneval_section, mtgeneval_suites
+from biaseval.report.mittens import section as mittens_section
+from biaseval.report.mittens import without_mittens
 from biaseval.report.published import Published
 from biaseval.report.sampling import sample_section
 from biaseval.run.cost import cost_lines
@@ -24,7 +26,8 @@ from biaseval.run.cost import cost_lines
 # Per-occupation, gender-shift and pairwise rows go in their own sections (and the HTML report),
 # not in the list of all metrics.
 PER_OCCUPATION = (pl.col("subset").str.contains("/occupation/") | pl.col("subset").str.contains("/shift/")
-                  | pl.col("subset").str.starts_with("vs/"))
+                  | pl.col("subset").str.starts_with("vs/")
+                  | pl.col("subset").str.starts_with("cell/"))  # MiTTenS's cells: its own section lists the weakest
 
 
 def _lookup(metrics: pl.DataFrame) -> dict[tuple[str, str, str, str], dict]:
@@ -201,7 +204,7 @@ def read_reasons(labels: Path, items: Path) -> pl.DataFrame:
 
 def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None) -> list[str]:
     """WinoMT per target language (Acc, ΔG, ΔS, unknown share), and why outputs were labelled unknown."""
-    wide = winomt_language_table(metrics)
+    wide = winomt_language_table(without_mittens(metrics))
     if wide.height == 0:
         return []
     lines = ["## WinoMT per target language", "",
@@ -360,10 +363,13 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
     lines += winomt_languages_section(metrics, reasons)
     lines += mtgeneval_section(metrics)
     lines += adjective_section(metrics)
+    lines += mittens_section(metrics)
     lines += occupations_section(metrics)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))
     lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are Wilson's score intervals for shares "
               "(p_m, p_f, p_n, Acc, N, ...) and seeded percentile bootstraps over items otherwise.", ""]
+    if without_mittens(metrics).height < metrics.height:
+        lines += ["MiTTenS's cells are in its own section.", ""]
     lines += all_metrics_tables(metrics)
     return "\n".join(lines) + "\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 PERCENT_METRICS = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female",
                    "macro_f1", "control_acc", "control_unknown", "control_unasked"}
+PERCENT_METRICS |= {"misgendered", "ambiguous", "read", "mixed", "no_reader", "worst_gender", "worst_language",
+                    "worst_set", "worst_level", "worst_case"}  # MiTTenS (report/mittens.py)
 
 
 def fmt_value(value: float | None, scale: float, decimals: int) -> str:

@@ -26,6 +26,8 @@ from biaseval.report.markdown import (
     winomt_language_table,
 )
 from biaseval.report.numbers import fmt_value, metric_format
+from biaseval.report import mittens
+from biaseval.report.mittens import MARKER as MITTENS_MARKER
 
 ALPHA = 0.05  # significance level for the paired tests' marks
 PAIRWISE = pl.col("subset").str.starts_with("vs/")
@@ -139,8 +141,10 @@ def metric_sets(part: pl.DataFrame) -> pl.DataFrame:
 
 def suite_kinds(part: pl.DataFrame) -> set[str]:
     """What a suite's metrics allow to draw: "tgbi", "winomt", "winomt-languages", "proportions" (p_m/p_f
-    per set), "occupations", "embedding", "mtgeneval" (its table is in report.md only)."""
+    per set), "occupations", "embedding", "mtgeneval" (its table is in report.md only); or "mittens" alone."""
     metrics = set(part["metric"].unique().to_list())
+    if MITTENS_MARKER in metrics:  # MiTTenS: its own table (report/mittens.py), none of the others
+        return {"mittens"}
     sets = metric_sets(part)
     kinds = set()
     if "tgbi" in metrics:
@@ -158,6 +162,13 @@ def suite_kinds(part: pl.DataFrame) -> set[str]:
     if {"mean_intensity_src", "mean_intensity_tgt"} & metrics or part.filter(pl.col("subset").str.contains("/shift/")).height:
         kinds.add("embedding")
     return kinds
+
+
+def mittens_rows(part: pl.DataFrame, suite: str) -> dict:
+    """A MiTTenS suite's tables (report/mittens.py): Table 3 per system, accuracy per language, the
+    weakest cells, and the note that says how to read them."""
+    return {"rows": mittens.table3_rows(part), "languages": mittens.language_rows(part, suite),
+            "cells": mittens.weakest_cells(part, suite), "note": mittens.NOTE}
 
 
 def _pairs(rows: pl.DataFrame) -> dict[tuple[str, str], dict]:

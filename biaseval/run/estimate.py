@@ -18,6 +18,7 @@ from biaseval.run.plan import (
     backend_of,
     cache_for,
     plan_live,
+    sent_items,
     shards_of,
 )
 from biaseval.run.translation_store import KEY
@@ -81,7 +82,8 @@ def send_tasks(prepared: Prepared, plan: LivePlan, shards: list[Shard]):
         keys = plan.send.get((shard.suite, shard.index))
         if keys is None:
             continue
-        items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
+        items = sent_items(prepared.suites[shard.suite].slice(shard.start, shard.stop),
+                           prepared.config.systems[shard.system])
         for start in range(0, len(keys), per_task):
             yield task_texts(items, plan.keys[(shard.suite, shard.index)], keys[start:start + per_task])
 

@@ -17,11 +17,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from biaseval.config import RunConfig, SystemConfig, resolve_suites
-from biaseval.credentials import remember, remember_url
 from biaseval.config.paths import cache_location
-from biaseval.errors import BiasevalError, RunDirError
+from biaseval.credentials import remember, remember_url
+from biaseval.errors import BiasevalError, ConfigError, RunDirError
 from biaseval.run.filesystem import StoreOptions
 from biaseval.run.keys import key_hashes
 from biaseval.run.rundir import RunDir
@@ -98,6 +99,22 @@ def is_live(cfg: SystemConfig) -> bool:
 def build_translator(system: str, cfg: SystemConfig, config_dir: Path) -> Translator:
     backend = backend_of(cfg)
     return backend(system, backend.Options.model_validate(cfg.options), config_dir=config_dir)
+
+
+def sent_items(items: pl.DataFrame, cfg: SystemConfig) -> pl.DataFrame:
+    """A live system's items as it translates them: ``source`` holds the text it sends, the item's own
+    or the column its backend chooses (``Translator.sends``: an LLM's dataset prompt). The plan, the
+    translation store's keys, the requests and the shards' rows all take the text from here, so what
+    is sent is what is keyed and recorded. An item without that text is a ConfigError."""
+    backend = backend_of(cfg)
+    column = backend.sends(backend.Options.model_validate(cfg.options))
+    if column == "source":
+        return items
+    missing = items.filter(pl.col(column).is_null())
+    if missing.height:
+        raise ConfigError(f"item {missing['item_id'][0]}: no {column} to send ({cfg.backend} system sends the "
+                          f"items' {column}; {missing.height} items of this shard lack one)")
+    return items.with_columns(pl.col(column).alias("source"))
 
 
 def identity_of(cfg: SystemConfig) -> dict:
@@ -211,7 +228,7 @@ def plan_live(prepared: Prepared, cache: TranslationStore, *, refresh: bool = Fa
         mine = [s for s in shards if s.system == system]
         keys, lengths = [], []
         for k, shard in enumerate(mine):
-            items = prepared.suites[shard.suite].slice(shard.start, shard.stop)
+            items = sent_items(prepared.suites[shard.suite].slice(shard.start, shard.stop), cfg)
             keys.append(key_hashes(items))
             lengths.append(items["source"].str.len_chars().to_numpy().astype(np.int32))
         all_keys = np.concatenate(keys) if keys else np.zeros(0, np.uint64)

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from biaseval.config import SystemConfig
 from biaseval.run.filesystem import StoreOptions
-from biaseval.run.plan import Shard, build_translator
+from biaseval.run.plan import Shard, build_translator, sent_items
 from biaseval.run.rows import SHARD_ERRORS, live_table, translation_table, unfinished
 from biaseval.run.rundir import SHARD_KEY, RunDir
 from biaseval.run.translation_store import KEY, STORE_POLARS, STORE_SCHEMA, TranslationStore
@@ -97,7 +97,7 @@ class ShardWorker:
         if self.halted is not None:  # a task queued here before the driver heard of the stop
             raise SystemStopped(self.halted)
 
-        items = data.slice(shard.start, shard.stop)
+        items = sent_items(data.slice(shard.start, shard.stop), self.cfg)
         texts = items.select(KEY).with_columns(pl.Series("key_hash", item_keys))
         texts = texts.filter(pl.col("key_hash").is_in(pl.Series(keys).implode())).unique("key_hash", maintain_order=True)
         limiter = self.limiter
@@ -144,7 +144,7 @@ class ShardWorker:
 
     def write_shard(self, shard: Shard, data: SuiteData, item_keys: np.ndarray, refresh: bool,
                     first: list[str]) -> tuple[int, int]:
-        items = data.slice(shard.start, shard.stop)
+        items = sent_items(data.slice(shard.start, shard.stop), self.cfg)
         found, failed = self.cache.latest(self.identity, items, item_keys, run_id=self.run_id if refresh else None,
                                           first=first, since=self.since)
         table = live_table(items, item_keys, found, failed, self.system, self.cfg.version, self.run_id)

@@ -36,6 +36,7 @@ ITEM_SCHEMA: dict[str, pl.DataType] = {
     "reference": pl.String,  # a reference sentence where the suite ships one
     "counterfactual": pl.String,  # the reference of the item's other-gender version (MT-GenEval), or null
     "entity_index": pl.Int32,  # 0-based word (whitespace) index of the scored entity in the source (WinoMT), or null
+    "prompt": pl.String,  # the dataset's own LLM prompt around the source (MiTTenS), or null: see Suite.prompts
 }
 
 
@@ -88,6 +89,11 @@ class Suite(ABC):
     detectors: Mapping[str, str]  # target language -> default detector
     subsets: tuple[Subset, ...]
     dataset: str | None = None
+    # Items carry the dataset's own LLM prompt (column ``prompt``) beside the bare ``source``: an LLM
+    # system with ``prompt: dataset`` sends that, every other system the source (``Translator.sends``).
+    prompts: bool = False
+    # Source languages, for a suite whose items come from several (MiTTenS into English); empty: src_lang.
+    sources: tuple[str, ...] = ()
     scorer_params: tuple[tuple[str, object], ...] = ()  # keyword arguments for the scorer
     doc: str = ""
     optional_targets: tuple[str, ...] = ()  # languages a run's ``targets:`` may add (not scored by default)

@@ -288,6 +288,7 @@ class TemplateData(SuiteData):
             "reference": None,
             "counterfactual": None,
             "entity_index": None,
+            "prompt": None,
         }
         frame = pl.DataFrame({c: pl.Series(c, data[c], dtype=ITEM_SCHEMA[c]) if data[c] is not None
                               else pl.Series(c, [None] * len(idx), dtype=ITEM_SCHEMA[c]) for c in ITEM_SCHEMA})

@@ -58,6 +58,13 @@ class Translator(ABC):
         return {k: v for k, v in options.model_dump(mode="json").items() if k not in cls.OPERATIONAL}
 
     @classmethod
+    def sends(cls, options: BaseModel) -> str:
+        """The item column whose text this system translates: ``source`` (the passage), or ``prompt``
+        (the dataset's own LLM prompt around it, for an LLM told ``prompt: dataset``). The sweep sends,
+        keys in the translation store and writes as the rows' ``source`` exactly that text."""
+        return "source"
+
+    @classmethod
     def covers(cls, options: BaseModel, suite: str) -> bool:
         """Whether a system with these options can translate the suite (live systems translate anything)."""
         return True
@@ -281,8 +288,9 @@ def language_pairs(suites: Mapping[str, "SuiteData"],
     pairs: dict[tuple[str, str], str] = {}
     for name, data in suites.items():
         wanted = targets[name] if targets is not None and name in targets else data.suite.targets
-        for tgt in wanted:
-            pairs.setdefault((data.suite.src_lang, tgt), name)
+        for src in getattr(data.suite, "sources", ()) or (data.suite.src_lang,):  # into English from several
+            for tgt in wanted:
+                pairs.setdefault((src, tgt), name)
     return pairs
 
 

@@ -71,6 +71,8 @@ OPENAI_URL = "https://api.openai.com/v1"
 CLEAR_TEXT = "the API key and the texts"
 TRANSIENT_STATUSES = frozenset({408, 409, 429})  # and every 5xx: what the SDK itself would retry
 PROMPTS = ("system_prompt", "user_prompt")
+# prompt: dataset: no system message, the item's prompt as the user message (hashed like templates)
+DATASET_TEMPLATES = ("", "{text}")
 BATCH_PROMPTS = ("batch_system_prompt", "batch_user_prompt")
 Check = Literal["refusal", "explanation", "wrong-language"]
 
@@ -95,6 +97,9 @@ class OpenAIOptions(BaseModel):
                                     "Entra ID token in AZURE_OPENAI_AD_TOKEN)")
     no_key: bool = Field(default=False, description="the server takes no key (a self-hosted server started "
                          "without one): a placeholder is sent")
+    prompt: Literal["template", "dataset"] = Field(
+        default="template", description="template: the source in system_prompt and user_prompt; dataset: "
+        "the suite's own prompt around it (MiTTenS's), sent alone as the user message, no system message")
     system_prompt: str = SYSTEM_PROMPT
     user_prompt: str = USER_PROMPT
     batch_system_prompt: str = BATCH_SYSTEM_PROMPT
@@ -135,6 +140,9 @@ class OpenAIOptions(BaseModel):
             raise ValueError("azure_endpoint, azure_deployment and api_version need api: azure")
         if self.no_key and self.api_key_env:
             raise ValueError("no_key and api_key_env exclude each other")
+        if self.prompt == "dataset" and self.texts_per_request > 1:
+            raise ValueError("prompt: dataset sends each item's own prompt, one per request: texts_per_request "
+                             "must be 1")
         check_template(self.system_prompt, SINGLE_FIELDS)
         check_template(self.user_prompt, SINGLE_FIELDS, required=("text",))
         check_template(self.batch_system_prompt, BATCH_FIELDS)
@@ -188,16 +196,38 @@ class OpenAITranslator(TextTranslator):
         used = PROMPTS + (BATCH_PROMPTS if options.texts_per_request > 1 else ())
         for name in PROMPTS + BATCH_PROMPTS:
             identity.pop(name)
-        identity["prompt_hash"] = prompt_hash(*(getattr(options, name) for name in used))
+        identity["prompt_hash"] = prompt_hash(*cls.templates(options, batched=False)) if options.prompt == "dataset" \
+            else prompt_hash(*(getattr(options, name) for name in used))
         if options.api == "openai":
             identity["base_url"] = base_url_of(options)
         return identity
 
     @classmethod
+    def sends(cls, options: OpenAIOptions) -> str:
+        return "prompt" if options.prompt == "dataset" else "source"
+
+    @classmethod
+    def templates(cls, options: OpenAIOptions, batched: bool) -> tuple[str, str]:
+        """The system and user templates of a request (``prompt: dataset``: none and the text itself)."""
+        if options.prompt == "dataset":
+            return DATASET_TEMPLATES
+        if batched:
+            return options.batch_system_prompt, options.batch_user_prompt
+        return options.system_prompt, options.user_prompt
+
+    @classmethod
     def preflight(cls, system, options: OpenAIOptions, suites, targets, config_dir) -> None:
-        """Every language the prompts name has a name; a base URL from the environment is held to the
-        clear-text rule too. No client is built and nothing is sent."""
+        """Every language the prompts name has a name; with ``prompt: dataset`` every suite brings its
+        own prompts; a base URL from the environment is held to the clear-text rule too. No client is
+        built and nothing is sent."""
         _check_base_url(system, options)
+        if options.prompt == "dataset":
+            lacking = [name for name, data in suites.items() if not data.suite.prompts]
+            if lacking:
+                raise ConfigError(f"systems.{system}.options.prompt: dataset, but suite {lacking[0]} has no prompts "
+                                  f"of its own (MiTTenS has); give this system `suites:` with those that do, or "
+                                  f"use prompt: template")
+            return  # the dataset's prompts name their languages themselves
         templates = [getattr(options, name) for name in
                      PROMPTS + (BATCH_PROMPTS if options.texts_per_request > 1 else ())]
         if not any(fields_of(t) & {"src_lang", "tgt_lang"} for t in templates):
@@ -257,11 +287,10 @@ class OpenAITranslator(TextTranslator):
     def messages_for(cls, options: OpenAIOptions, texts: list[str], src: str, tgt: str) -> tuple[list[dict], str]:
         """The chat messages of one request, and the hash of the templates that made them."""
         names = options.language_names
+        templates = cls.templates(options, batched=len(texts) > 1)
         if len(texts) == 1:
-            templates = (options.system_prompt, options.user_prompt)
             values = {"text": texts[0]}
         else:
-            templates = (options.batch_system_prompt, options.batch_user_prompt)
             values = {"count": len(texts), "texts": batch_payload(texts)}
         system, user = (render(t, src, tgt, names, **values) for t in templates)
         messages = ([{"role": "system", "content": system}] if system.strip() else []) + \

@@ -1,0 +1,136 @@
+"""MiTTenS in the reports: a table shaped like the paper's Table 3 (overall accuracy, accuracy on "he"
+and "she" passages, the weakest language, evaluation set and resource level, and the worst case over
+gender × language × evaluation set, each with its n), accuracy per language, the weakest cells, and,
+out of English, the share the reader read and the languages it cannot read. Pure functions of the
+metrics frame (``biaseval.metrics.mittens`` wrote it); ``section`` renders report.md's part, and
+report.html lays out the same rows (templates/mittens.html)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+MARKER = "worst_case_cells"  # a metric only MiTTenS suites have
+WORST = (("worst_language", "weakest language"), ("worst_set", "weakest evaluation set"),
+         ("worst_level", "weakest resource level"), ("worst_case", "worst case (gender × language × set)"))
+WEAKEST_CELLS = 10
+
+
+def mittens_suites(metrics: pl.DataFrame) -> list[str]:
+    return sorted(metrics.filter(pl.col("metric") == MARKER)["suite"].unique().to_list())
+
+
+def without_mittens(metrics: pl.DataFrame) -> pl.DataFrame:
+    """The metrics of every other suite (for the WinoMT sections, whose "acc" rows MiTTenS's would join)."""
+    return metrics.filter(~pl.col("suite").is_in(pl.Series(mittens_suites(metrics), dtype=pl.String).implode()))
+
+
+def _pct(value, low=None, high=None) -> str:
+    if value is None:
+        return "—"
+    text = f"{100 * value:.1f}"
+    return text + (f" [{100 * low:.1f}, {100 * high:.1f}]" if low is not None and high is not None else "")
+
+
+def _name(subset: str) -> str:
+    """A group's name without its kind: lang/am -> am; cell/female/am/synthbio -> female / am / synthbio."""
+    return " / ".join(subset.split("/")[1:]) or subset
+
+
+def table3_rows(metrics: pl.DataFrame) -> list[dict]:
+    """One row per MiTTenS suite × system: overall accuracy, he/she accuracy, the weakest groups (name,
+    value, n), the number of cells of the worst case, and (out of English) the share read."""
+    rows = []
+    part = metrics.filter(pl.col("suite").is_in(pl.Series(mittens_suites(metrics), dtype=pl.String).implode()))
+    cells = {(r["suite"], r["system"], r["subset"], r["metric"]): r for r in part.iter_rows(named=True)}
+    worst = {(r["suite"], r["system"], r["metric"]): r for r in part.filter(pl.col("metric").str.starts_with("worst_"))
+             .iter_rows(named=True)}
+    for suite, system in sorted({(r["suite"], r["system"]) for r in part.iter_rows(named=True)}):
+        def get(subset, metric):
+            return cells.get((suite, system, subset, metric))
+
+        def share(subset, metric):
+            r = get(subset, metric)
+            return {"text": _pct(r["value"], r["ci_low"], r["ci_high"]), "n": r["n"]} if r else None
+
+        row = {"suite": suite, "system": system, "overall": share("all", "acc"),
+               "he": share("gender/male", "acc"), "she": share("gender/female", "acc"),
+               "read": share("all", "read"), "no_reader": share("all", "no_reader"), "worst": []}
+        for metric, label in WORST:
+            r = worst.get((suite, system, metric))
+            row["worst"].append({"label": label, "name": _name(r["subset"]) if r else "—",
+                                 "text": _pct(r["value"], r["ci_low"], r["ci_high"]) if r else "—",
+                                 "n": r["n"] if r else None})
+        count = worst.get((suite, system, MARKER))
+        row["cells"] = int(count["value"]) if count else None
+        rows.append(row)
+    return rows
+
+
+def language_rows(metrics: pl.DataFrame, suite: str) -> list[dict]:
+    """Per language of one suite and system: acc, and (out of English) the share read; a language
+    without a reader has no acc and says so."""
+    part = metrics.filter((pl.col("suite") == suite) & pl.col("subset").str.starts_with("lang/"))
+    out = []
+    for (system, subset), group in part.group_by("system", "subset", maintain_order=True):
+        by = {r["metric"]: r for r in group.iter_rows(named=True)}
+        acc, read, unread = by.get("acc"), by.get("read"), by.get("no_reader")
+        out.append({"system": system, "language": subset[5:],
+                    "acc": _pct(acc["value"], acc["ci_low"], acc["ci_high"]) if acc else "—",
+                    "n": acc["n"] if acc else (unread["n"] if unread else None),
+                    "read": _pct(read["value"], read["ci_low"], read["ci_high"]) if read else None,
+                    "no_reader": bool(unread and unread["value"] == 1.0),
+                    "misgendered": _pct(by["misgendered"]["value"]) if "misgendered" in by else "—"})
+    return sorted(out, key=lambda r: (r["system"], r["language"]))
+
+
+def weakest_cells(metrics: pl.DataFrame, suite: str, limit: int = WEAKEST_CELLS) -> list[dict]:
+    """The ``limit`` cells with the lowest accuracy per system (ties: more passages first)."""
+    part = (metrics.filter((pl.col("suite") == suite) & pl.col("subset").str.starts_with("cell/")
+                           & (pl.col("metric") == "acc"))
+            .sort(["system", "value", "n", "subset"], descending=[False, False, True, False])
+            .group_by("system", maintain_order=True).head(limit))
+    return [{"system": r["system"], "cell": _name(r["subset"]), "acc": _pct(r["value"], r["ci_low"], r["ci_high"]),
+             "n": r["n"]} for r in part.iter_rows(named=True)]
+
+
+NOTE = ("Accuracy: passages whose translation gives the person the gender the source encodes, in percent with "
+        "95% Wilson intervals; n: passages. The worst case is the lowest accuracy over the cells gender × language "
+        "× evaluation set, as in the paper's Table 3; over many cells of a few passages each the lowest observed "
+        "value is biased low, so read it with its n and the number of cells. Into English a translation is "
+        "right when it uses only the person's pronouns (he/him/his/himself or she/her/hers/herself); out of "
+        "English, when the words about the person carry its gender (read for de, es, fr, it, pt and ru), and only "
+        "passages the reader could read are scored (docs/mittens.md).")
+
+
+def section(metrics: pl.DataFrame) -> list[str]:
+    """report.md's MiTTenS part (empty without a MiTTenS suite)."""
+    rows = table3_rows(metrics)
+    if not rows:
+        return []
+    lines = ["## MiTTenS (Robinson et al. 2024, Table 3)", "", NOTE, "",
+             "| suite | system | overall | he | she | " + " | ".join(label for _, label in WORST) + " | cells |",
+             "|---|---|---|---|---|" + "---|" * len(WORST) + "---|"]
+    for r in rows:
+        def cell(c):
+            return f"{c['text']} (n={c['n']})" if c else "—"
+        worst = " | ".join(f"{w['name']}: {w['text']} (n={w['n']})" for w in r["worst"])
+        lines.append(f"| {r['suite']} | {r['system']} | {cell(r['overall'])} | {cell(r['he'])} | {cell(r['she'])} | "
+                     f"{worst} | {r['cells'] if r['cells'] is not None else '—'} |")
+    lines.append("")
+    for suite in sorted({r["suite"] for r in rows}):
+        langs = language_rows(metrics, suite)
+        out_of_english = any(r["read"] is not None or r["no_reader"] for r in langs)
+        lines += [f"### {suite}: per language", "",
+                  "| system | language | acc | misgendered | " + ("read | " if out_of_english else "") + "n |",
+                  "|---|---|---|---|" + ("---|" if out_of_english else "") + "---|"]
+        for r in langs:
+            read = ("no reader | " if r["no_reader"] else f"{r['read'] or '—'} | ") if out_of_english else ""
+            lines.append(f"| {r['system']} | {r['language']} | {r['acc']} | {r['misgendered']} | {read}{r['n']} |")
+        unread = sorted({r["language"] for r in langs if r["no_reader"]})
+        if unread:
+            lines += ["", f"Not read (no reader for the language; its passages are not scored): {', '.join(unread)}."]
+        lines += ["", f"Weakest cells of {suite} (gender / language / evaluation set):", "",
+                  "| system | cell | acc | n |", "|---|---|---|---|"]
+        lines += [f"| {c['system']} | {c['cell']} | {c['acc']} | {c['n']} |" for c in weakest_cells(metrics, suite)]
+        lines.append("")
+    return lines
