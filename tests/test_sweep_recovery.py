@@ -111,7 +111,7 @@ def test_a_resource_no_node_has_fails_before_sending(tmp_path, data_dir, ray_loc
     with pytest.raises(PlacementError, match=named) as caught:
         sweep(_identity_config(tmp_path, **system), out)
     assert "systems.copy" in str(caught.value) and "nothing was sent" in str(caught.value)
-    assert time.monotonic() - start < 60  # not waiting for a node that will never come
+    assert time.monotonic() - start < 60  # timing: not waiting for a node that will never come (seconds normally)
     assert not list((tmp_path / "store").rglob("*.parquet")) and not shard_files(out)
 
 
@@ -123,7 +123,7 @@ def test_placement_wait_is_bounded(tmp_path, data_dir, ray_local):
     start = time.monotonic()
     with pytest.raises(SweepFailed, match=r"no live node can host its actor any more \(resource 'tpu_pod'.*waited 2 s"):
         sweep(config, tmp_path / "run", stream=log)
-    assert 2 <= time.monotonic() - start < 60
+    assert 2 <= time.monotonic() - start < 60  # timing: it waited its 2 s (a lower bound) and gave up (seconds)
     assert "no live node has resource 'tpu_pod'" in log.getvalue() and "waiting up to 2 s" in log.getvalue()
     assert not list((tmp_path / "store").rglob("*.parquet"))
 
@@ -155,14 +155,14 @@ def test_a_lost_actor_is_replaced_and_the_sweep_completes(tmp_path, data_dir, ra
     killed: list[int] = []
 
     def kill_one_worker() -> None:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 120  # timing: polls for a worker to kill; the deadline bounds a hang
         while time.monotonic() < deadline:
             pids = [p for p in _worker_pids("google") - earlier if _alive_worker(p)]
             if pids and len(shard_files(out)) >= 3:
                 os.kill(pids[0], signal.SIGKILL)
                 killed.append(pids[0])
                 return
-            time.sleep(0.05)
+            time.sleep(0.05)  # timing: a polling interval
 
     killer = threading.Thread(target=kill_one_worker)
     killer.start()

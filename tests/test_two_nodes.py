@@ -85,14 +85,14 @@ class Cluster:
                 f"--runtime-env-json={json.dumps(runtime_env)}"]
         if not wait:
             args.append("--no-wait")
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 240  # timing: retries while the job agent starts; bounds a hang only
         while True:  # right after `ray start` the job agent may not be up yet (slow on a loaded machine)
             done = subprocess.run([RAY, *args, "--", sys.executable, str(REPO / "jobs" / "sweep.py"), "--config",
                                    str(config), "--out", str(out)], env=self.env, capture_output=True, text=True,
                                   timeout=600, start_new_session=True)
             if "No available agent" not in done.stderr or time.monotonic() > deadline:
                 break
-            time.sleep(2)
+            time.sleep(2)  # timing: between retries
         assert f"'{job}'" in done.stdout + done.stderr, f"ray job submit: {done.stdout[-2000:]}{done.stderr[-2000:]}"
         return job
 
@@ -107,9 +107,9 @@ class Cluster:
         return found.group(1) if found else "UNKNOWN"
 
     def wait(self, job: str, timeout: float = 300) -> str:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout  # timing: polls the job's state; the callers assert the final one
         while (state := self.status(job)) in ("RUNNING", "PENDING") and time.monotonic() < deadline:
-            time.sleep(1)
+            time.sleep(1)  # timing: a polling interval
         return state
 
     def logs(self, job: str) -> str:
@@ -177,9 +177,10 @@ def test_losing_a_node_mid_sweep_then_rerun(cluster, tmp_path):
     config.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     out = tmp_path / "run"
     job = cluster.submit(config, out, wait=False)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 120  # timing: polls until the live system is sending; bounds a hang only
     while not any(store.rglob("*.parquet")) and time.monotonic() < deadline:  # the live system is sending
-        time.sleep(0.2)
+        time.sleep(0.2)  # timing: a polling interval
+    # timing: its quota (chars_per_min) makes the live system take ~15 s whatever the machine: 2 s in, it is running
     time.sleep(2)
     assert cluster.status(job) == "RUNNING"
     assert cluster.kill_node() == []
