@@ -176,6 +176,22 @@ def ray_local():
     ray.shutdown()
 
 
+def ray_start_env(env: dict | None = None, *, single_node: bool = True) -> dict:
+    """The environment for a test's `ray start` that stays on this machine: biaseval's local Ray settings
+    (``local_ray_env``: one node on 127.0.0.1, the dashboard's cloud probe off) and no usage report
+    to usage-stats.ray.io — `ray start` sends one even with usage stats off, saying so; Ray skips it
+    only for clusters ray.init started — so its address is a closed port on loopback. A node that joins
+    another (``single_node=False``) cannot be in Ray's single-node mode: give it a loopback address of
+    its own (``--node-ip-address=127.0.0.2``)."""
+    from biaseval.run.cluster import local_ray_env
+
+    env = local_ray_env(os.environ if env is None else env)
+    env.update(RAY_USAGE_STATS_ENABLED="0", RAY_USAGE_STATS_REPORT_URL="http://127.0.0.1:9/")
+    if not single_node:
+        env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
+    return env
+
+
 @pytest.fixture(scope="session")
 def paper_config() -> Path:
     return REPO / "conf" / "paper.yaml"

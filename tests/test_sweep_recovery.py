@@ -27,6 +27,7 @@ from biaseval.errors import SweepFailed
 from biaseval.pipeline import sweep
 from biaseval.run.cluster import PlacementError
 from biaseval.run.plan import identity_of
+from conftest import ray_start_env
 from procs import kill_sessions, sessions_matching
 from test_live_sweep import WINO, WINO_TEXTS, live_config
 from test_sweep import assert_complete, shard_files, small_config
@@ -206,8 +207,8 @@ def test_a_ray_left_running_on_the_host_is_not_joined(tmp_path, data_dir):
     ray.init() would find that cluster through <RAY_TMPDIR>/ray/ray_current_cluster and refuse num_cpus).
     RAY_TMPDIR keeps this cluster private to the test."""
     ray_tmp = tempfile.mkdtemp(prefix="bvs", dir="/tmp")
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env.update(RAY_USAGE_STATS_ENABLED="0", RAY_TMPDIR=ray_tmp)
+    env = ray_start_env({k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
+    env.update(RAY_TMPDIR=ray_tmp)
     started = subprocess.run([RAY, "start", "--head", f"--port={_free_port()}", "--num-cpus=1",
                               "--include-dashboard=false", "--disable-usage-stats"],
                              env=env, capture_output=True, text=True, timeout=180, start_new_session=True)
