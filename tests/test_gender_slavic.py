@@ -229,7 +229,8 @@ def test_whole_corpus_is_fast():
         readings = type(analyser_for(lang))().analyse(lines, [[0, 1]] * len(lines))
         used = cpu_seconds() - started
         assert len(readings) == len(lines) == 3888
-        # CPU time, which load on the machine does not stretch: about 0.4 s on the 2-core dev VM, the limit 25 times that
+        # CPU time, which load on the machine does not stretch: about 0.4 s on the 2-core dev VM, the
+        # limit 25 times that
         assert used < 10, f"{lang}: {used:.1f} CPU s for {len(lines)} sentences"
 
 

@@ -51,9 +51,8 @@ def test_a_local_sweep_attempts_no_connection_beyond_loopback(tmp_path):
     out = tmp_path / "run"
     log = tmp_path / "sweep.strace"
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    done = net_trace.trace([sys.executable, "-m", "biaseval.cli", "sweep", "--config", str(REPO / "conf" / "smoke.yaml"),
-                            "--out", str(out)], log, env=env, cwd=tmp_path, capture_output=True, text=True,
-                           timeout=600)
+    sweep = [sys.executable, "-m", "biaseval.cli", "sweep", "--config", str(REPO / "conf" / "smoke.yaml"), "--out", str(out)]
+    done = net_trace.trace(sweep, log, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (out / "report.md").is_file()
     found = net_trace.attempts(log.read_text(encoding="utf-8", errors="replace"))
