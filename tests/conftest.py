@@ -180,9 +180,10 @@ def ray_start_env(env: dict | None = None, *, single_node: bool = True) -> dict:
     """The environment for a test's `ray start` that stays on this machine: biaseval's local Ray settings
     (``local_ray_env``: one node on 127.0.0.1, the dashboard's cloud probe off) and no usage report
     to usage-stats.ray.io — `ray start` sends one even with usage stats off, saying so; Ray skips it
-    only for clusters ray.init started — so its address is a closed port on loopback. A node that joins
-    another (``single_node=False``) cannot be in Ray's single-node mode: give it a loopback address of
-    its own (``--node-ip-address=127.0.0.2``)."""
+    only for clusters ray.init started — so its address is a closed port on loopback. The nodes of a
+    cluster of several (``single_node=False``) cannot be in Ray's single-node mode, and outside it Ray
+    replaces 127.0.0.1 with the machine's network address: give each node a loopback address of its
+    own (``--node-ip-address=127.0.0.2``, ``127.0.0.3``; a joining node ``--address=127.0.0.2:PORT``)."""
     from biaseval.run.cluster import local_ray_env
 
     env = local_ray_env(os.environ if env is None else env)

@@ -4,10 +4,12 @@
 
 - a ``connect``, ``sendto`` or ``sendmsg`` to an internet address that is not loopback (127.0.0.0/8,
   ::1, ::ffff:127.x), or to a host name other than ``localhost`` (Python would look it up first);
-- a name lookup (``getaddrinfo``, ``gethostbyname``) of a name other than ``localhost``: the DNS query
-  itself leaves the machine. Numeric addresses are looked up without a query, so they pass here and
-  meet the rule at ``connect``; a reverse lookup (``gethostbyaddr``) of a non-loopback address is a
-  query too.
+- a name lookup (``getaddrinfo``, ``gethostbyname``) of a name other than ``localhost`` and this
+  machine's own name: the DNS query itself leaves the machine. Numeric addresses are looked up
+  without a query, so they pass here and meet the rule at ``connect``; a reverse lookup
+  (``gethostbyaddr``) of a non-loopback address is a query too. The machine's own name is allowed
+  because Python's ``http.server`` asks it (``getfqdn``) whenever a server binds to all interfaces,
+  as Ray's metrics exporters do on a node not in single-node mode; it comes from /etc/hosts.
 
 A refused connection raises ``BeyondLoopback`` (a ``ConnectionRefusedError``), a refused lookup
 ``BeyondLoopbackLookup`` (a ``socket.gaierror``): what a machine without a network would answer, so
@@ -72,7 +74,10 @@ def _literal(host: str):
 
 
 def _local_name(host: str) -> bool:
-    return host.rstrip(".").lower() in LOCAL_NAMES
+    import socket  # imported already: a socket call is being audited
+
+    name = host.rstrip(".").lower()
+    return name in LOCAL_NAMES or name == socket.gethostname().lower()
 
 
 def refusal(event: str, args: tuple) -> str | None:

@@ -44,6 +44,8 @@ UNIX = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     ("socket.getaddrinfo", (b"example.com", None, 0, 0, 0), "lookup of 'example.com'"),
     ("socket.gethostbyname", ("usage-stats.ray.io",), "lookup of 'usage-stats.ray.io'"),
     ("socket.gethostbyaddr", ("127.0.0.1",), None),
+    ("socket.gethostbyaddr", (socket.gethostname(),), None),  # http.server's getfqdn, on a server bound to ''
+    ("socket.getaddrinfo", (socket.gethostname(), 80, 0, 0, 0), None),
     ("socket.gethostbyaddr", ("93.184.216.34",), "reverse lookup of '93.184.216.34'"),
     ("open", ("/etc/hosts", "r", 0), None),
 ])

@@ -43,19 +43,18 @@ class Cluster:
         self.head_tmp = tempfile.mkdtemp(prefix="bvh", dir="/tmp")  # short: socket paths must fit 107 bytes
         self.node_tmps: list[str] = []
         # token auth (on by default with `ray start`): every client asks for it; node loss noticed in ~3 s
-        # both on loopback (tests never reach beyond it): the head in Ray's single-node mode, on
-        # 127.0.0.1; the second node, which that mode would refuse, on 127.0.0.2 (conftest.ray_start_env)
-        self.env = {**ray_start_env(), "RAY_AUTH_MODE": "token",
+        # both on loopback (tests never reach beyond it), each at an address of its own, 127.0.0.2 and
+        # 127.0.0.3 (conftest.ray_start_env: not 127.0.0.1, which Ray's multi-node mode replaces)
+        self.env = {**ray_start_env(single_node=False), "RAY_AUTH_MODE": "token",
                     "RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3",
                     "RAY_health_check_initial_delay_ms": "1000"}
-        self.node_env = ray_start_env(self.env, single_node=False)
-        self._ray("start", "--head", f"--port={self.port}", "--num-cpus=2", '--resources={"head_node": 1}',
+        self._ray("start", "--head", "--node-ip-address=127.0.0.2", f"--port={self.port}", "--num-cpus=2", '--resources={"head_node": 1}',
                   "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.dashboard}",
                   f"--temp-dir={self.head_tmp}", "--disable-usage-stats")
         self.start_node(private)
 
-    def _ray(self, *args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
-        done = subprocess.run([RAY, *args], env=env or self.env, capture_output=True, text=True, timeout=timeout,
+    def _ray(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        done = subprocess.run([RAY, *args], env=self.env, capture_output=True, text=True, timeout=timeout,
                               start_new_session=True)
         assert done.returncode == 0, f"ray {' '.join(args)}: {done.stderr[-2000:]}"
         return done
@@ -65,15 +64,15 @@ class Cluster:
         node's own mount namespace), as a path that is not shared between machines."""
         tmp = tempfile.mkdtemp(prefix="bvn", dir="/tmp")
         self.node_tmps.append(tmp)
-        args = ["start", f"--address=127.0.0.1:{self.port}", "--node-ip-address=127.0.0.2", "--num-cpus=2",
+        args = ["start", f"--address=127.0.0.2:{self.port}", "--node-ip-address=127.0.0.3", "--num-cpus=2",
                 '--resources={"node_b": 1}', f"--temp-dir={tmp}", f"--dashboard-agent-listen-port={_free_port()}",
                 "--disable-usage-stats"]
         if private is None:
-            self._ray(*args, env=self.node_env)
+            self._ray(*args)
             return
         private.mkdir(parents=True, exist_ok=True)
         script = f"mount -t tmpfs tmpfs {shlex.quote(str(private))} && exec {shlex.join([RAY, *args])}"
-        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], env=self.node_env,
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], env=self.env,
                               capture_output=True, text=True, timeout=120, start_new_session=True)
         assert done.returncode == 0, f"ray start in a mount namespace: {done.stderr[-2000:]}"
 
