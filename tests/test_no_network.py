@@ -36,14 +36,16 @@ def test_in_rays_dashboard_the_cloud_probe_is_off(tmp_path):
     script = tmp_path / "ray" / "dashboard" / "dashboard.py"
     script.parent.mkdir(parents=True)
     script.write_text(textwrap.dedent("""
+        import sys
         from ray._common.usage import usage_lib
         probe = usage_lib.get_cloud_from_metadata_requests
-        print(probe.__module__, probe(), usage_lib.usage_stats_enabled())
+        print(probe.__module__, probe(), usage_lib.usage_stats_enabled(), "_loopback_guard" in sys.modules)
     """))
     done = subprocess.run([sys.executable, str(script)], env=local_ray_env(os.environ), capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["sitecustomize", "unknown", "False"]
+    # and the sitecustomize it hides (the tests' loopback guard, next on PYTHONPATH) ran too
+    assert done.stdout.split() == ["sitecustomize", "unknown", "False", "True"]
 
 
 @pytest.mark.slow  # a sweep on a local Ray, traced
