@@ -127,6 +127,7 @@ def test_an_attempt_swallowed_in_a_test_fails_the_session(tmp_path):
     """))
     env = {k: v for k, v in os.environ.items() if k != loopback_guard.LOG_ENV}  # the inner session's own
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests"), env.get("PYTHONPATH", "")])
+    env["TMPDIR"] = str(tmp_path)  # where the failing session keeps its record
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
                            "--rootdir", str(tmp_path), str(tmp_path / "test_swallow.py")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
