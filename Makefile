@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 CONFIG ?= conf/paper.yaml
 RUNS ?= runs
 
-.PHONY: install test test-fast test-long sweep bench monitor clean
+.PHONY: install test test-fast test-long test-under-load sweep bench monitor clean
 
 # torch is pinned to the CPU wheel this machine kind keeps on disk; a bare `torch` requirement
 # would pull a multi-GB CUDA build. On a GPU machine, install your torch first.
@@ -31,6 +31,11 @@ test-fast: $(STAMP)
 # The long tier: the property-based tests with many more generated inputs, drawn afresh each run.
 test-long: $(STAMP)
 	BIASEVAL_HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q -m property
+
+# The slow tier three times in a row with every core kept busy (tests/under_load.sh): a test that
+# holds only on an idle machine fails here.
+test-under-load: $(STAMP)
+	PYTHON=$(BIN)/python tests/under_load.sh 3
 
 sweep: $(STAMP)
 	@out=$(RUNS)/$$(basename $(CONFIG) .yaml)-$$(date -u +%Y%m%dT%H%M%SZ); \

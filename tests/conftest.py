@@ -3,17 +3,25 @@
 Test tiers: a test that starts Ray or otherwise takes seconds is marked ``slow`` (``make test-fast``
 leaves those out; ``make test`` runs everything): by the module's ``pytestmark``, by its own mark, or
 here when it uses a slow fixture — ``ray_local``, or one its module names in its own SLOW_FIXTURES
-(a model trained once for the module, say). A test that starts Ray without the mark fails."""
+(a model trained once for the module, say). A test that starts Ray without the mark fails.
+
+No test reaches beyond loopback: every Python process of the session runs the loopback guard
+(tests/loopback_guard.py), and the session fails naming any process that tried, even where the
+code under test swallowed the refusal."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+import loopback_guard
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -72,6 +80,46 @@ def _ray_guard(event: str, args: tuple) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     sys.addaudithook(_ray_guard)  # for the life of the process; it acts only while a test runs
+    # the loopback guard, here and (through PYTHONPATH, first: a sitecustomize earlier on it would hide
+    # ours; the one ours hides still runs) in every Python process the tests start
+    folder = tempfile.mkdtemp(prefix="loopback-guard-")
+    config.stash[_GUARD] = Path(folder)
+    os.environ[loopback_guard.LOG_ENV] = folder
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(loopback_guard.STARTUP), *path])
+    loopback_guard.install(folder)
+    # Hugging Face's libraries ask the hub even for a model they are told to find locally
+    # (huggingface_hub 2.4 fetches its "agent harnesses" list whenever it builds request headers); read
+    # when they are imported, hence here, before collection imports them
+    os.environ["HF_HUB_OFFLINE"] = "1"
+
+
+_GUARD = pytest.StashKey[Path]()
+_BEYOND = pytest.StashKey[list]()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Any attempt beyond loopback fails the session, whatever the tests' own outcome."""
+    found = loopback_guard.recorded(session.config.stash[_GUARD])
+    session.config.stash[_BEYOND] = found
+    if found and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    found = config.stash.get(_BEYOND, [])
+    if found:
+        terminalreporter.section("network beyond loopback", red=True)
+        terminalreporter.line(f"{len(found)} attempt(s) refused by the loopback guard (tests/loopback_guard.py); "
+                              "the session fails:")
+        for entry in found:
+            terminalreporter.line(loopback_guard.describe(entry), red=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_GUARD, None)
+    if folder is not None and not config.stash.get(_BEYOND, []):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _data_dir() -> Path | None:
@@ -118,13 +166,31 @@ def hindi(data_dir) -> Path:
 
 @pytest.fixture(scope="module")
 def ray_local():
-    """A local Ray for this module's tests (2 CPUs, no dashboard), shut down afterwards."""
+    """A local Ray for this module's tests (2 CPUs, no dashboard, on loopback), shut down afterwards."""
     import ray
 
-    # address="local": a private cluster, never one that `ray start` left running on this host
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    from biaseval.run.cluster import start_local_ray
+
+    start_local_ray(2, logging_level="WARNING")  # the private one a sweep starts
     yield ray
     ray.shutdown()
+
+
+def ray_start_env(env: dict | None = None, *, single_node: bool = True) -> dict:
+    """The environment for a test's `ray start` that stays on this machine: biaseval's local Ray settings
+    (``local_ray_env``: one node on 127.0.0.1, the dashboard's cloud probe off) and no usage report
+    to usage-stats.ray.io — `ray start` sends one even with usage stats off, saying so; Ray skips it
+    only for clusters ray.init started — so its address is a closed port on loopback. The nodes of a
+    cluster of several (``single_node=False``) cannot be in Ray's single-node mode, and outside it Ray
+    replaces 127.0.0.1 with the machine's network address: give each node a loopback address of its
+    own (``--node-ip-address=127.0.0.2``, ``127.0.0.3``; a joining node ``--address=127.0.0.2:PORT``)."""
+    from biaseval.run.cluster import local_ray_env
+
+    env = local_ray_env(os.environ if env is None else env)
+    env.update(RAY_USAGE_STATS_ENABLED="0", RAY_USAGE_STATS_REPORT_URL="http://127.0.0.1:9/")
+    if not single_node:
+        env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
+    return env
 
 
 @pytest.fixture(scope="session")

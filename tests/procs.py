@@ -27,6 +27,16 @@ def _table() -> list[tuple[int, int, str]]:
     return rows
 
 
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and by its children that have ended (lt-proc, hspell):
+    the clock for a test that bounds how much work something takes. A loaded machine stretches
+    wall-clock time (other processes get the cores) but hardly the CPU time the work itself needs."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def session_members(sids: set[int]) -> list[int]:
     me = os.getpid()
     return [pid for pid, sid, _ in _table() if sid in sids and pid != me]
@@ -41,19 +51,19 @@ def kill_sessions(sids: set[int], timeout: float = 30.0) -> list[int]:
     """SIGKILL every process of these sessions until none is left; returns the survivors (none, normally)."""
     if os.getsid(0) in sids:
         raise ValueError("refusing to kill the test's own session: start the processes with start_new_session=True")
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout  # timing: a bound on a hang only; normally all die in one pass
     while (alive := session_members(sids)) and time.monotonic() < deadline:
         for pid in alive:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        time.sleep(0.1)
+        time.sleep(0.1)  # timing: a polling interval; only how often we look
     return session_members(sids)
 
 
 def wait_sessions_gone(sids: set[int], timeout: float = 30.0) -> list[int]:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout  # timing: a bound on a hang only; the caller asserts nothing is left
     while (alive := session_members(sids)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+        time.sleep(0.1)  # timing: a polling interval
     return alive

@@ -23,9 +23,9 @@ def shard_workers() -> list[str]:
 
 def gone(timeout: float = 30.0) -> list[str]:
     """The ShardWorker actors still not dead after up to ``timeout`` seconds (none, normally)."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout  # timing: a bound on a hang only; the caller asserts none is left
     while (alive := shard_workers()) and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.2)  # timing: a polling interval
     return alive
 
 

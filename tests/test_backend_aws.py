@@ -17,6 +17,7 @@ from biaseval.translate import TRANSLATORS, BatchLimits, Retry
 from biaseval.errors import MissingExtra
 from biaseval.translate.backends.aws import AwsOptions, AwsTranslator, _retry_after
 from fakes.aws_server import FakeTranslate, error, server_error, slow, throttle
+from fakes.base import ManualClock
 
 KEY_ID = "AKIAFAKEKEYID0000001"
 SECRET = "wJalrFakeSecret/K7MDENG+bPxRfiCYTESTKEY1"
@@ -224,7 +225,10 @@ def test_profile_secrets_never_recorded(fake, monkeypatch, tmp_path):
 
 
 def test_quota_throttles_and_everything_still_arrives():
-    with FakeTranslate(requests_per_s=100, burst_s=0.02) as fake:
+    with FakeTranslate(requests_per_s=100, burst_s=0.02) as fake:  # 2 requests in the bucket
+        # the quota's clock moves 2 ms at each request it sees (0.2 of a request back), however fast
+        # they come: beyond the first 2, some are throttled for sure (tests/fakes/base.py ManualClock)
+        fake.quota.use_clock(ManualClock(step=0.002))
         policy = RetryPolicy(max_attempts=50, backoff_s=0.001, max_backoff_s=0.01, timeout_s=5)
         live = RequestRunner(make(fake.endpoint), policy, concurrency=4, sleep=time.sleep, seed=0)
         out = live.translate([f"t{i}" for i in range(12)], "en", "fr")
@@ -246,7 +250,8 @@ def test_stop_leaves_no_threads():
         hung.start()
         hung.join()
     assert {t.ident for t in threading.enumerate() if t.is_alive()} <= before
-    assert time.monotonic() - start < 15  # stop() cut the 30-s handler short (it did not wait it out)
+    # stop() cut the 30-s handler short (it did not wait it out)
+    assert time.monotonic() - start < 15  # timing: well under a second normally; 15 s still tells it from 30
 
 
 def _try(call):

@@ -30,6 +30,7 @@ from biaseval.translate.backends.azure import (
     retry_after_seconds,
 )
 from fakes.azure_server import FakeAzureTranslator, expected
+from fakes.base import ManualClock
 from runners import recording_runner as runner
 
 KEY = "fake-azure-key-0123456789abcdef"
@@ -244,8 +245,9 @@ def test_5xx_are_retried(backend, fake):
 
 
 def test_timeout_is_retried(backend, fake):
-    fake.slow(3.0)
-    out = runner(backend, timeout_s=0.3).translate(["a"], "en", "hi")
+    fake.slow(10.0)
+    # timing: the retry's answer comes in milliseconds; 1 s is for a loaded machine, and the slow one still times out
+    out = runner(backend, timeout_s=1.0).translate(["a"], "en", "hi")
     assert out[0].translation == "hi:A" and out[0].attempts == 2 and out[0].error is None
     first, second = fake.requests
     assert first.done is None or second.at < first.done  # the client gave up before the slow answer
@@ -394,27 +396,33 @@ def test_concurrent_requests_share_the_backend(make_backend, make_fake):
 
 def test_quota_of_requests_per_second(make_backend, make_fake):
     fake = make_fake(requests_per_s=10, burst_s=0.1, integer_retry_after=False)  # one request per 0.1 s
+    # the quota's clock moves 1/32 s at each request it sees, however fast they come (a power of two:
+    # the buckets' sums stay exact): 0.3125 of a request back each time, so after each admitted
+    # request three are throttled
+    fake.quota.use_clock(ManualClock(step=1 / 32))
     backend = make_backend(fake)
     runner_ = RequestRunner(backend, RetryPolicy(backoff_s=0.0, max_attempts=20, timeout_s=5))
     out = [runner_.translate([f"w{i}"], "en", "hi")[0] for i in range(6)]
     assert [r.translation for r in out] == [f"hi:W{i}" for i in range(6)]
     stats = fake.stats()
-    assert stats.accepted_requests == 6 and stats.throttled >= 1
-    assert [r.status for r in fake.requests if r.status != 200] == [429] * stats.throttled
-    gaps = [b - a for a, b in zip(stats.accepted_at, stats.accepted_at[1:])]
-    assert min(gaps) >= 0.1 - 0.01
+    assert stats.accepted_requests == 6 and stats.throttled == 5 * 3
+    assert [r.status for r in fake.requests] == [200] + [429, 429, 429, 200] * 5
 
 
 def test_quota_of_characters_per_minute_says_when_to_come_back(make_backend, make_fake):
     fake = make_fake(chars_per_min=600, burst_s=1.0, integer_retry_after=False)  # 10 chars/s, 10 stored
+    fake.quota.use_clock(clock := ManualClock())  # the quota's time moves only when the test says
     backend = make_backend(fake)
     assert backend.translate_batch(["12345678"], "en", "hi", timeout=5).translations == ["hi:12345678"]
     with pytest.raises(AzureTranslatorError) as throttled:
         backend.translate_batch(["123456"], "en", "hi", timeout=5)
-    # 4 characters short at 10 a second: at most 0.4 s (rounded up), less the time since the first
-    assert throttled.value.status == 429 and 0 < throttled.value.retry_after <= 0.41
+    # 4 characters short at 10 a second: 0.4 s
+    assert throttled.value.status == 429 and throttled.value.retry_after == pytest.approx(0.4)
     assert backend.classify(throttled.value) == Retry(after=throttled.value.retry_after)
-    time.sleep(throttled.value.retry_after)  # and coming back then is enough
+    clock.advance(throttled.value.retry_after - 0.01)  # not quite enough
+    with pytest.raises(AzureTranslatorError):
+        backend.translate_batch(["123456"], "en", "hi", timeout=5)
+    clock.advance(0.011)  # and coming back then is (a millisecond over: the buckets count in floating point)
     assert backend.translate_batch(["123456"], "en", "hi", timeout=5).translations == ["hi:123456"]
     integer = make_fake(chars_per_min=600)
     with pytest.raises(AzureTranslatorError) as rounded:
@@ -426,15 +434,16 @@ def test_quota_of_characters_per_minute_says_when_to_come_back(make_backend, mak
 
 def test_a_request_bigger_than_the_burst_passes_once_the_bucket_is_full(make_backend, make_fake):
     fake = make_fake(chars_per_min=6_000, burst_s=0.1, integer_retry_after=False)  # 10 chars stored
+    fake.quota.use_clock(clock := ManualClock())
     backend = make_backend(fake)
     out = RequestRunner(backend, RetryPolicy(backoff_s=0.0, max_attempts=10, timeout_s=5)).translate(
         ["x" * 50, "y" * 50], "en", "hi")  # one request of 100 characters: passes, then leaves a debt
     assert out[0].translation == "hi:" + "X" * 50 and fake.stats().accepted_chars == 100
     with pytest.raises(AzureTranslatorError) as throttled:
         backend.translate_batch(["z"], "en", "hi", timeout=5)
-    # 90 characters of debt plus 1, at 100 characters/s: at most 0.91 s, less the time since
-    assert 0 < throttled.value.retry_after <= 0.91
-    time.sleep(throttled.value.retry_after)
+    # 90 characters of debt plus 1, at 100 characters/s: 0.91 s
+    assert throttled.value.retry_after == pytest.approx(0.91)
+    clock.advance(throttled.value.retry_after + 0.001)  # (a millisecond over: floating point)
     assert backend.translate_batch(["z"], "en", "hi", timeout=5).translations == ["hi:Z"]
 
 
@@ -443,7 +452,7 @@ def test_latency_is_added_to_every_admitted_request(make_backend, make_fake):
     backend = make_backend(fake)
     started = time.monotonic()
     backend.translate_batch(["a"], "en", "hi", timeout=5)
-    assert time.monotonic() - started >= 0.2
+    assert time.monotonic() - started >= 0.2  # timing: a lower bound, which load only makes truer
 
 
 def test_stopping_the_fake_ends_its_threads(make_backend):
@@ -455,9 +464,10 @@ def test_stopping_the_fake_ends_its_threads(make_backend):
                                                            timeout=10))
     worker.start()
     while fake.count < 2:
-        time.sleep(0.01)
+        time.sleep(0.01)  # timing: a polling interval
     started = time.monotonic()
     fake.stop()
     worker.join(5)
     # stop() cut the 30-s answer short: well before it, or the client's own 10-s timeout
+    # timing: stopping takes well under a second; 9 s (and the 5-s join) still tell it from 10 and 30
     assert fake.threads == [] and not worker.is_alive() and time.monotonic() - started < 9

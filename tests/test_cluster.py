@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import REPO
+from conftest import REPO, ray_start_env
 from procs import kill_sessions, sessions_matching
 from test_sweep import ITEMS, SYSTEMS, small_config
 
@@ -31,7 +31,7 @@ def test_job_entry_point_on_an_existing_cluster(tmp_path, data_dir):
     ray_bin = Path(sys.executable).parent / "ray"
     temp = tempfile.mkdtemp(prefix="bv", dir="/tmp")
     port = _free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env = ray_start_env()
     started = subprocess.run(
         [str(ray_bin), "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
          f"--temp-dir={temp}", "--disable-usage-stats"],

@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from biaseval.cli import main
+from biaseval.run.cluster import start_local_ray
 from biaseval.config import load_config
 from biaseval.errors import ConfigError
 from biaseval.metrics.control import control, control_counts
@@ -306,7 +307,7 @@ def azure_ray(s3):
         mp.setenv("AZURE_TRANSLATOR_REGION", REGION)
         for name in ("no_proxy", "NO_PROXY"):
             mp.setenv(name, "127.0.0.1,localhost")
-        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING")
+        start_local_ray(2, logging_level="WARNING")
         try:
             yield ray
         finally:

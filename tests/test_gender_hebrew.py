@@ -6,7 +6,6 @@ and a missing hspell."""
 from __future__ import annotations
 
 import csv
-import time
 
 import pytest
 
@@ -16,6 +15,7 @@ from biaseval.label.analysers.base import REASONS
 from biaseval.label.analysers.hebrew import Hebrew
 from biaseval.label.tokens import tokenize
 
+from procs import cpu_seconds
 from gender_cases import F, M, N, U, check_span_contract, ids, label_reason, mt_gender, read  # noqa: F401
 
 
@@ -181,11 +181,12 @@ def test_human_annotations(index, span, label):
 def test_whole_corpus_is_fast():
     path = mt_gender("translations", "google", "en-he.txt")
     lines = [tokenize(line.split(" ||| ", 1)[1], "he") for line in path.read_text(encoding="utf-8").splitlines()]
-    started = time.perf_counter()
+    started = cpu_seconds()
     readings = Hebrew().analyse(lines, [[0, 1]] * len(lines))
-    elapsed = time.perf_counter() - started
+    used = cpu_seconds() - started
     assert len(readings) == 3888
-    assert elapsed < 10, f"{elapsed:.1f} s for {len(lines)} sentences"
+    # CPU time, which load on the machine does not stretch: about 0.3 s on the 2-core dev VM, the limit 30 times that
+    assert used < 10, f"{used:.1f} CPU s for {len(lines)} sentences"
 
 
 # -- a missing hspell ----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ def _job(script: str, *args: str, cwd: Path, timeout: float = 300) -> subprocess
     Ray); whatever it leaves running is stopped."""
     proc = subprocess.Popen([sys.executable, str(REPO / "jobs" / script), *args], cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+                            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})  # the job starts its own local Ray
     try:
         out, err = proc.communicate(timeout=timeout)
     finally:

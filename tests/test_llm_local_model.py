@@ -1,6 +1,7 @@
 """A tiny causal LM, built and trained here (tests/tiny_llm.py), behind a local OpenAI-compatible
 server that calls ``generate``: the openai backend translates through it with no network, and every
-text records the served model, the fingerprint, the prompt hash and the token counts."""
+text records the served model, the fingerprint, the prompt hash and the token counts. The model is
+checked to give every reply exactly before it is served, on whatever processor trains it."""
 
 from __future__ import annotations
 
@@ -43,3 +44,14 @@ def test_a_local_causal_lm_through_the_openai_backend(model, monkeypatch):
         assert italian.translation is None and italian.final and italian.details.rejected == "wrong-language"
         assert italian.details.raw == PAIRS[0][1]
         backend.close()
+
+
+def test_a_model_that_did_not_learn_its_replies_is_never_served(tmp_path):
+    """The fixture's check is real: with no training the model answers wrongly, and building it fails
+    naming the replies it does not give (so a CPU on which training falls short fails loudly here,
+    not as a wrong translation in the test above)."""
+    options = OpenAIOptions(model="tiny-chat", no_key=True)
+    prompts = [OpenAITranslator.messages_for(options, [source], "en", "es")[0] for source, _ in PAIRS[:2]]
+    with pytest.raises(RuntimeError, match=r"did not learn its replies in 0 steps") as failed:
+        build_tiny_chat_lm(tmp_path, prompts, [target for _, target in PAIRS[:2]], max_steps=0)
+    assert str(failed.value).count("wanted ") == 2 and PAIRS[1][1] in str(failed.value)

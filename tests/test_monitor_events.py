@@ -21,6 +21,7 @@ import yaml
 from click.testing import CliRunner
 
 from biaseval.cli import main
+from biaseval.run.cluster import start_local_ray
 from biaseval.monitor.run import run_monitor
 from biaseval.monitor.verdict import EXIT_DRIFT, EXIT_MODEL_CHANGED, EXIT_NOT_DELIVERED, EXIT_UNAVAILABLE
 from fakes.azure_server import FakeAzureTranslator
@@ -79,7 +80,7 @@ def azure_ray():
         mp.setenv("BIASEVAL_TEST_OPENAI_KEY", OPENAI_KEY)
         for name in ("no_proxy", "NO_PROXY"):
             mp.setenv(name, "127.0.0.1,localhost")
-        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING")
+        start_local_ray(2, logging_level="WARNING")
         try:
             yield ray
         finally:

@@ -42,7 +42,7 @@ def s3(tmp_path_factory):
     saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")}
     os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"})
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # timing: moto_server starts in seconds; a bound on a hang only
         while True:
             try:
                 urllib.request.urlopen(endpoint, timeout=1)
@@ -50,7 +50,7 @@ def s3(tmp_path_factory):
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError("moto_server did not start")
-                time.sleep(0.2)
+                time.sleep(0.2)  # timing: a polling interval
         import boto3
 
         boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)

@@ -1,17 +1,23 @@
 """biaseval installed the way users install it: `pip install .` into a fresh virtual environment,
-then used from another folder — the built-in suites and the occupation lexicon travel as package
-data, and listing or validating needs no dataset and no checkout."""
+then used from another folder — the built-in suites, the occupation lexicon and the start-up file of
+a local Ray travel as package data, and listing or validating needs no dataset and no checkout.
+
+No test reaches beyond loopback (tests/loopback_guard.py), so nothing comes from a package index:
+the new environment sees this interpreter's packages (a .pth file) for the build (setuptools) and
+for biaseval's dependencies, and pip installs the checkout alone, offline."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sysconfig
 import venv
 from pathlib import Path
 
 import pytest
 import yaml
 
+import loopback_guard
 from conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -26,8 +32,15 @@ def test_pip_install_into_a_fresh_venv_then_list_and_validate_elsewhere(tmp_path
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BIASEVAL_DATA", "PYTHONPATH", "VIRTUAL_ENV"))}
-    env.update(BIASEVAL_OFFLINE="1", BIASEVAL_CACHE_DIR=str(tmp_path / "cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
-    installed = _run([python, "-m", "pip", "install", "--quiet", str(REPO)], tmp_path, env)
+    env.update(BIASEVAL_OFFLINE="1", BIASEVAL_CACHE_DIR=str(tmp_path / "cache"), PIP_DISABLE_PIP_VERSION_CHECK="1",
+               PYTHONPATH=loopback_guard.STARTUP)  # the guard, and nothing of the checkout
+    site = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path, env)
+    Path(site.stdout.strip(), "dependencies-from-the-test-interpreter.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    # the setuptools venv bundles would come first; the one biaseval's build asks for is this interpreter's
+    assert _run([python, "-m", "pip", "uninstall", "--quiet", "-y", "setuptools"], tmp_path, env).returncode == 0
+    installed = _run([python, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--no-build-isolation",
+                      str(REPO)], tmp_path, env)
     assert installed.returncode == 0, installed.stderr[-3000:]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -35,6 +48,9 @@ def test_pip_install_into_a_fresh_venv_then_list_and_validate_elsewhere(tmp_path
 
     where = _run([python, "-c", "import biaseval; print(biaseval.__file__)"], elsewhere, env)
     assert str(env_dir) in where.stdout and str(REPO) not in where.stdout, where.stdout + where.stderr
+    check = "from biaseval.run.cluster import RAY_STARTUP; print((RAY_STARTUP / 'sitecustomize.py').is_file())"
+    startup = _run([python, "-c", check], elsewhere, env)
+    assert startup.stdout.strip() == "True", startup.stdout + startup.stderr
 
     listed = _run([biaseval, "list", "suites"], elsewhere, env)
     assert listed.returncode == 0, listed.stderr

@@ -13,6 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from biaseval.cli import main
+from biaseval.run.cluster import start_local_ray
 from biaseval.run.estimate import duration, estimate, quota_time
 from biaseval.pipeline import load
 from biaseval.run.driver import run_translations
@@ -94,7 +95,7 @@ def fakes(data_dir):
     with pytest.MonkeyPatch.context() as mp:
         for name, value in env.items():
             mp.setenv(name, value)
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+        start_local_ray(2, logging_level="WARNING")
         try:
             with FakeGoogleTranslate() as google, FakeAzureTranslator(key=AZURE_KEY) as azure, FakeTranslate() as aws:
                 yield {"google": google, "azure": azure, "aws": aws}

@@ -83,11 +83,11 @@ def kill(proc: subprocess.Popen) -> None:
 
 
 def wait_for(condition, proc: subprocess.Popen, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout  # timing: polls the condition; the deadline only bounds a hang
     while not condition():
         assert proc.poll() is None, "the first driver ended before it was seen holding the lock"
-        assert time.monotonic() < deadline, "the first driver never took the lock"
-        time.sleep(0.1)
+        assert time.monotonic() < deadline, "the first driver never took the lock"  # timing: see deadline
+        time.sleep(0.1)  # timing: a polling interval
 
 
 def refused_by(result: subprocess.CompletedProcess, pid: int) -> None:

@@ -95,7 +95,7 @@ def test_max_age_expires_stored_translations(tmp_path, data_dir, ray_local):
     assert sweep(live_config(tmp_path, fresh, name="b.yaml"), tmp_path / "b").sweep.sent == 0
     young = {"copy": {"backend": "identity", "version": "v1", "max_age": "1h"}}
     assert sweep(live_config(tmp_path, young, name="c.yaml"), tmp_path / "c").sweep.sent == 0
-    time.sleep(1.5)
+    time.sleep(1.5)  # timing: makes the stored rows older than 1 s; load only makes them older
     expired = {"copy": {"backend": "identity", "version": "v1", "max_age": "1s"}}
     again = sweep(live_config(tmp_path, expired, name="d.yaml"), tmp_path / "d")
     assert again.sweep.sent == WINO_TEXTS

@@ -109,9 +109,10 @@ def test_killed_process_resumes_exactly(tmp_path, data_dir):
     env = {**os.environ, "RAY_TMPDIR": ray_tmp}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
+        # timing: polls for 5 of its 126 shards (the rest take far longer than a poll); the deadline bounds a hang
         deadline = time.monotonic() + 120
         while len(shard_files(out)) < 5 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+            time.sleep(0.02)  # timing: a polling interval
         assert proc.poll() is None, "the sweep finished before it could be interrupted"
     finally:
         # the driver leads its own session; Ray's workers stay in it (in their own process groups).
@@ -119,7 +120,7 @@ def test_killed_process_resumes_exactly(tmp_path, data_dir):
         # started while the session was killed; then once more after a pause.
         survivors = kill_sessions({proc.pid} | sessions_matching(ray_tmp))
         proc.wait(timeout=30)
-        time.sleep(1.0)
+        time.sleep(1.0)  # timing: a second chance for processes being started as the session died
         survivors += kill_sessions({proc.pid} | sessions_matching(ray_tmp))
     assert survivors == []
     interrupted = len(shard_files(out))

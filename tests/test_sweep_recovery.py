@@ -27,6 +27,7 @@ from biaseval.errors import SweepFailed
 from biaseval.pipeline import sweep
 from biaseval.run.cluster import PlacementError
 from biaseval.run.plan import identity_of
+from conftest import ray_start_env
 from procs import kill_sessions, sessions_matching
 from test_live_sweep import WINO, WINO_TEXTS, live_config
 from test_sweep import assert_complete, shard_files, small_config
@@ -111,7 +112,7 @@ def test_a_resource_no_node_has_fails_before_sending(tmp_path, data_dir, ray_loc
     with pytest.raises(PlacementError, match=named) as caught:
         sweep(_identity_config(tmp_path, **system), out)
     assert "systems.copy" in str(caught.value) and "nothing was sent" in str(caught.value)
-    assert time.monotonic() - start < 60  # not waiting for a node that will never come
+    assert time.monotonic() - start < 60  # timing: not waiting for a node that will never come (seconds normally)
     assert not list((tmp_path / "store").rglob("*.parquet")) and not shard_files(out)
 
 
@@ -123,7 +124,7 @@ def test_placement_wait_is_bounded(tmp_path, data_dir, ray_local):
     start = time.monotonic()
     with pytest.raises(SweepFailed, match=r"no live node can host its actor any more \(resource 'tpu_pod'.*waited 2 s"):
         sweep(config, tmp_path / "run", stream=log)
-    assert 2 <= time.monotonic() - start < 60
+    assert 2 <= time.monotonic() - start < 60  # timing: it waited its 2 s (a lower bound) and gave up (seconds)
     assert "no live node has resource 'tpu_pod'" in log.getvalue() and "waiting up to 2 s" in log.getvalue()
     assert not list((tmp_path / "store").rglob("*.parquet"))
 
@@ -155,14 +156,14 @@ def test_a_lost_actor_is_replaced_and_the_sweep_completes(tmp_path, data_dir, ra
     killed: list[int] = []
 
     def kill_one_worker() -> None:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 120  # timing: polls for a worker to kill; the deadline bounds a hang
         while time.monotonic() < deadline:
             pids = [p for p in _worker_pids("google") - earlier if _alive_worker(p)]
             if pids and len(shard_files(out)) >= 3:
                 os.kill(pids[0], signal.SIGKILL)
                 killed.append(pids[0])
                 return
-            time.sleep(0.05)
+            time.sleep(0.05)  # timing: a polling interval
 
     killer = threading.Thread(target=kill_one_worker)
     killer.start()
@@ -206,8 +207,8 @@ def test_a_ray_left_running_on_the_host_is_not_joined(tmp_path, data_dir):
     ray.init() would find that cluster through <RAY_TMPDIR>/ray/ray_current_cluster and refuse num_cpus).
     RAY_TMPDIR keeps this cluster private to the test."""
     ray_tmp = tempfile.mkdtemp(prefix="bvs", dir="/tmp")
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env.update(RAY_USAGE_STATS_ENABLED="0", RAY_TMPDIR=ray_tmp)
+    env = ray_start_env({k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
+    env.update(RAY_TMPDIR=ray_tmp)
     started = subprocess.run([RAY, "start", "--head", f"--port={_free_port()}", "--num-cpus=1",
                               "--include-dashboard=false", "--disable-usage-stats"],
                              env=env, capture_output=True, text=True, timeout=180, start_new_session=True)

@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, ray_start_env
 from procs import kill_sessions, sessions_matching
 from test_sweep import ITEMS, small_config
 
@@ -43,10 +43,12 @@ class Cluster:
         self.head_tmp = tempfile.mkdtemp(prefix="bvh", dir="/tmp")  # short: socket paths must fit 107 bytes
         self.node_tmps: list[str] = []
         # token auth (on by default with `ray start`): every client asks for it; node loss noticed in ~3 s
-        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
+        # both on loopback (tests never reach beyond it), each at an address of its own, 127.0.0.2 and
+        # 127.0.0.3 (conftest.ray_start_env: not 127.0.0.1, which Ray's multi-node mode replaces)
+        self.env = {**ray_start_env(single_node=False), "RAY_AUTH_MODE": "token",
                     "RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3",
                     "RAY_health_check_initial_delay_ms": "1000"}
-        self._ray("start", "--head", f"--port={self.port}", "--num-cpus=2", '--resources={"head_node": 1}',
+        self._ray("start", "--head", "--node-ip-address=127.0.0.2", f"--port={self.port}", "--num-cpus=2", '--resources={"head_node": 1}',
                   "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.dashboard}",
                   f"--temp-dir={self.head_tmp}", "--disable-usage-stats")
         self.start_node(private)
@@ -62,8 +64,9 @@ class Cluster:
         node's own mount namespace), as a path that is not shared between machines."""
         tmp = tempfile.mkdtemp(prefix="bvn", dir="/tmp")
         self.node_tmps.append(tmp)
-        args = ["start", f"--address=127.0.0.1:{self.port}", "--num-cpus=2", '--resources={"node_b": 1}',
-                f"--temp-dir={tmp}", f"--dashboard-agent-listen-port={_free_port()}", "--disable-usage-stats"]
+        args = ["start", f"--address=127.0.0.2:{self.port}", "--node-ip-address=127.0.0.3", "--num-cpus=2",
+                '--resources={"node_b": 1}', f"--temp-dir={tmp}", f"--dashboard-agent-listen-port={_free_port()}",
+                "--disable-usage-stats"]
         if private is None:
             self._ray(*args)
             return
@@ -85,14 +88,14 @@ class Cluster:
                 f"--runtime-env-json={json.dumps(runtime_env)}"]
         if not wait:
             args.append("--no-wait")
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 240  # timing: retries while the job agent starts; bounds a hang only
         while True:  # right after `ray start` the job agent may not be up yet (slow on a loaded machine)
             done = subprocess.run([RAY, *args, "--", sys.executable, str(REPO / "jobs" / "sweep.py"), "--config",
                                    str(config), "--out", str(out)], env=self.env, capture_output=True, text=True,
                                   timeout=600, start_new_session=True)
             if "No available agent" not in done.stderr or time.monotonic() > deadline:
                 break
-            time.sleep(2)
+            time.sleep(2)  # timing: between retries
         assert f"'{job}'" in done.stdout + done.stderr, f"ray job submit: {done.stdout[-2000:]}{done.stderr[-2000:]}"
         return job
 
@@ -107,9 +110,9 @@ class Cluster:
         return found.group(1) if found else "UNKNOWN"
 
     def wait(self, job: str, timeout: float = 300) -> str:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout  # timing: polls the job's state; the callers assert the final one
         while (state := self.status(job)) in ("RUNNING", "PENDING") and time.monotonic() < deadline:
-            time.sleep(1)
+            time.sleep(1)  # timing: a polling interval
         return state
 
     def logs(self, job: str) -> str:
@@ -177,9 +180,10 @@ def test_losing_a_node_mid_sweep_then_rerun(cluster, tmp_path):
     config.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     out = tmp_path / "run"
     job = cluster.submit(config, out, wait=False)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 120  # timing: polls until the live system is sending; bounds a hang only
     while not any(store.rglob("*.parquet")) and time.monotonic() < deadline:  # the live system is sending
-        time.sleep(0.2)
+        time.sleep(0.2)  # timing: a polling interval
+    # timing: its quota (chars_per_min) makes the live system take ~15 s whatever the machine: 2 s in, it is running
     time.sleep(2)
     assert cluster.status(job) == "RUNNING"
     assert cluster.kill_node() == []

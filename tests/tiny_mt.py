@@ -1,10 +1,15 @@
 """A tiny English->Spanish Marian model for tests, built from nothing in a few seconds on a CPU.
 
 A SentencePiece model trained on a handful of sentences, a Marian tokenizer around it, and a
-Marian model (d_model 32, one layer each side) trained for a few hundred steps until it knows
-``PAIRS`` by heart. Trained rather than random, because a random model of this size ignores its
-input and emits the same garbage for every text, which would hide a scrambled output order. Runs
-offline and deterministically (fixed seed, CPU).
+Marian model (d_model 32, one layer each side) trained until it knows ``PAIRS`` by heart. Trained
+rather than random, because a random model of this size ignores its input and emits the same
+garbage for every text, which would hide a scrambled output order. Runs offline (fixed seed, CPU).
+
+Correct by construction, on any processor: a fixed number of steps learns the pairs with one CPU's
+floating-point kernels and not with another's, so training goes on until ``misses`` finds every
+pair translated exactly, by greedy search with each token ahead of the next best by ``MARGIN`` (so
+that padding in a batch, beam search or CTranslate2's own kernels cannot turn it) and by beam
+search; it fails naming the pairs if ``max_steps`` are not enough.
 """
 
 from __future__ import annotations
@@ -23,7 +28,33 @@ PAIRS: list[tuple[str, str]] = [
 ]
 
 
-def build_tiny_marian(directory: Path, seed: int = 0, max_steps: int = 400) -> Path:
+# each token of each translation chosen by at least this much, in logits (see tiny_llm.MARGIN)
+MARGIN = 2.0
+CHECK_EVERY = 25  # training steps between two checks
+
+
+def misses(model, tokenizer) -> list[str]:
+    """The pairs the model does not translate exactly: by greedy search, each token by MARGIN, and by
+    beam search (4 beams)."""
+    import torch
+
+    model.eval()
+    wrong = []
+    with torch.no_grad():
+        for source, target in PAIRS:
+            inputs = tokenizer([source], return_tensors="pt")
+            greedy = model.generate(**inputs, num_beams=1, do_sample=False, output_scores=True,
+                                    return_dict_in_generate=True)
+            text = tokenizer.decode(greedy.sequences[0], skip_special_tokens=True)
+            margin = min(float(top[0] - top[1]) for top in (s[0].topk(2).values for s in greedy.scores))
+            beam = tokenizer.decode(model.generate(**inputs, num_beams=4, do_sample=False)[0], skip_special_tokens=True)
+            if text != target or beam != target or margin < MARGIN:
+                wrong.append(f"  wanted {target!r}, got {text!r} (greedy, smallest margin {margin:.3g}), "
+                             f"{beam!r} (4 beams)")
+    return wrong
+
+
+def build_tiny_marian(directory: Path, seed: int = 0, max_steps: int = 2000) -> Path:
     """Write a trained tiny Marian model and its tokenizer to ``directory/model``; return that path."""
     import sentencepiece as spm
     import torch
@@ -58,25 +89,39 @@ def build_tiny_marian(directory: Path, seed: int = 0, max_steps: int = 400) -> P
     labels = batch["labels"].masked_fill(batch["labels"] == pad, -100)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     embeddings = model.get_input_embeddings().weight  # shared by encoder, decoder and output layer
-    model.train()
-    for step in range(max_steps):
-        # <pad> starts the decoder; its embedding stays zero, as in the published models (CTranslate2
-        # relies on it: its Marian decoder starts from a zero vector)
-        with torch.no_grad():
-            embeddings[pad].zero_()
-        loss = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=labels).loss
-        if loss.item() < 0.01:
-            break
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    model.eval()
     # like the published opus-mt models: never generate <pad>
     model.generation_config.bad_words_ids = [[pad]]
     model.generation_config.max_length = 64
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as fast for a model this small, and not at the mercy of a loaded machine
+    try:
+        wrong, step = ["(not checked yet)"], 0
+        while wrong and step < max_steps:
+            model.train()
+            for _ in range(CHECK_EVERY):
+                # <pad> starts the decoder; its embedding stays zero, as in the published models
+                # (CTranslate2 relies on it: its Marian decoder starts from a zero vector)
+                with torch.no_grad():
+                    embeddings[pad].zero_()
+                loss = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=labels).loss
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            step += CHECK_EVERY
+            with torch.no_grad():
+                embeddings[pad].zero_()
+            wrong = misses(model, tokenizer)
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
     out = directory / "model"
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    if not wrong:  # the model as the backends will load it
+        wrong = misses(MarianMTModel.from_pretrained(out, local_files_only=True), tokenizer)
+    if wrong:
+        raise RuntimeError(f"the tiny Marian model did not learn its pairs in {step} steps (seed {seed}; each "
+                           f"needs every token by a margin of {MARGIN}):\n" + "\n".join(wrong))
     return out
 
 

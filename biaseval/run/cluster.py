@@ -1,6 +1,6 @@
 """What the Ray cluster offers a sweep: the Ray session it runs in (a private local one unless an
-address is given), how many actors a system gets (``actors_for``), and whether some live node can
-host a system's actor at all (``check_placement``).
+address is given, which stays on this machine: ``start_local_ray``), how many actors a system gets
+(``actors_for``), and whether some live node can host a system's actor at all (``check_placement``).
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from pathlib import Path
+from typing import Iterator, Mapping
 
 from biaseval.config import RunConfig, SystemConfig
 from biaseval.errors import BiasevalError
@@ -32,6 +33,55 @@ def actors_for(cfg: SystemConfig, cluster: dict[str, float]) -> int:
             total = cluster.get(name, 0.0) - (RESERVED_CPUS if name == "CPU" else 0)
             fits.append(int(total // amount))
     return max(1, min(fits)) if fits else 1
+
+
+# A private local Ray stays on this machine (docs/cluster.md, "A local Ray stays on this machine"):
+# these settings reach every process it starts, through the environment they inherit.
+LOCAL_RAY_SETTINGS = {
+    # one node, on 127.0.0.1: Ray's servers listen on loopback only, and no process asks the route to
+    # 8.8.8.8 which address is its own (a UDP connect, Ray's way of finding a node's address)
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    # no usage reports to usage-stats.ray.io (ray.init turns them off too; said here for the record)
+    "RAY_USAGE_STATS_ENABLED": "0",
+}
+# First on the PYTHONPATH of Ray's processes: its sitecustomize turns off the dashboard's cloud probe,
+# the one call no setting reaches (see the file)
+RAY_STARTUP = Path(__file__).resolve().parent / "ray_startup"
+
+
+def local_ray_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with the settings that keep a local Ray on this machine: LOCAL_RAY_SETTINGS, and
+    RAY_STARTUP put before whatever PYTHONPATH ``env`` has (kept: users and tools set their own)."""
+    path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(RAY_STARTUP)]
+    return {**env, **LOCAL_RAY_SETTINGS, "PYTHONPATH": os.pathsep.join([str(RAY_STARTUP), *path])}
+
+
+def start_local_ray(num_cpus: int, **options) -> None:
+    """``ray.init`` of a new private Ray on this machine (never one that `ray start` left running here),
+    without the dashboard, that attempts no connection beyond loopback: its processes are started
+    with ``local_ray_env``, and this process gives them 127.0.0.1 as the node's address. This
+    process's environment and Ray's settings in it are left as they were."""
+    import ray
+    from ray._private import ray_constants
+
+    ours = {key: value for key, value in local_ray_env(os.environ).items() if os.environ.get(key) != value}
+    saved = {key: os.environ.get(key) for key in ours}
+    os.environ.update(ours)
+    # Ray read RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when this process imported it; the node's address is
+    # chosen here, from this constant, at the time of the call
+    multi_node = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, **options)
+    finally:  # put back what was there, except what ray.init itself changed meanwhile
+        ray_constants.ENABLE_RAY_CLUSTER = multi_node
+        for key, value in saved.items():
+            if os.environ.get(key) != ours[key]:
+                continue
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _job_env_vars() -> dict:
@@ -71,10 +121,9 @@ def ray_session(address: str | None = None) -> Iterator[None]:
     if address:
         ray.init(address=address, runtime_env={"env_vars": env} if env else None, logging_level="WARNING")
     else:
-        # address="local": always a new cluster of our own (plain ray.init() would connect to one that
-        # `ray start` left running here, and refuse num_cpus)
-        ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, logging_level="WARNING",
-                 configure_logging=True, log_to_driver=True)
+        # always a new cluster of our own (plain ray.init() would connect to one that `ray start` left
+        # running here, and refuse num_cpus)
+        start_local_ray(os.cpu_count() or 1, logging_level="WARNING", configure_logging=True, log_to_driver=True)
     try:
         yield
     finally:

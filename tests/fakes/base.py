@@ -25,7 +25,9 @@ protocol on top::
 - ``requests``: a ``Record`` per request, in arrival order, with ``seq`` (1 for the first request),
   ``at`` (arrival), ``done`` (when its answer was decided; None until then) and ``in_flight`` (how many
   requests the fake was handling when it arrived, itself included); ``max_in_flight``, ``count``.
-- ``RateLimit``: requests/s and characters/min token buckets, shared by all clients.
+- ``RateLimit``: requests/s and characters/min token buckets, shared by all clients; on the wall
+  clock, or on a ``ManualClock`` (``fake.quota.use_clock``) that moves only when the test says, so
+  that what a quota answers does not depend on how fast the machine runs the test.
 
 Only the standard library is used, so the benchmarks can import the fakes too.
 """
@@ -57,14 +59,21 @@ class RateLimit:
         self._rates = [requests_per_s, chars_per_min / 60 if chars_per_min else None]
         self._capacity = [max(1.0, rate * burst_s) if rate else 0.0 for rate in self._rates]
         self._tokens = list(self._capacity)
-        self._at = time.monotonic()
+        self._clock: Callable[[], float] = time.monotonic
+        self._at = self._clock()
+
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Measure time on ``clock`` from now on (the buckets keep what they hold)."""
+        with self._lock:
+            self._clock = clock
+            self._at = clock()
 
     def take(self, chars: int) -> float:
         """Take one request and ``chars`` characters: 0.0 if admitted, else the seconds until the
         request would be (and nothing is taken)."""
         costs = (1, chars)
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             wait = 0.0
             for k, rate in enumerate(self._rates):
                 if rate:
@@ -78,6 +87,22 @@ class RateLimit:
                 if rate:
                     self._tokens[k] -= costs[k]
             return 0.0
+
+
+class ManualClock:
+    """A logical clock for quotas: it stands still until ``advance``d, or with ``step`` moves that much
+    each time it is read (each request the quota sees), however fast the machine sends them."""
+
+    def __init__(self, now: float = 1000.0, step: float = 0.0):
+        self.now, self.step = now, step
+
+    def __call__(self) -> float:
+        now = self.now
+        self.now += self.step
+        return now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 @dataclass(frozen=True)
