@@ -1,7 +1,16 @@
-"""WinoMT's adjective experiment in report.md: per system × target language, accuracy on the
-anti-stereotypical sentences without the adjective (suite ``winomt-en``, subset ``<lang>/anti``) and
-with it (``winomt-en-adj``, the same sentences with "handsome"/"pretty" before the entity, agreeing
-with its gold gender). Pure: metrics frame in, rows and Markdown out.
+"""WinoMT's adjective experiment (Stanovsky et al. 2019, §3.3, Table 4) in the reports: per system ×
+target language, two comparisons.
+
+- Paired: accuracy on the anti-stereotypical sentences without the adjective (suite ``winomt-en``,
+  subset ``<lang>/anti``) and with it (``winomt-en-adj``, the same sentences with "handsome"/"pretty"
+  before the entity, agreeing with its gold gender).
+- The paper's: accuracy on the whole set (``winomt-en``, subset ``<lang>``: Table 4's "original",
+  Table 2's Acc) and on the whole set with its anti-stereotypical sentences replaced by their
+  adjective versions (Table 4's "+adj"), from the counts: right answers of the whole set, less those
+  of the anti sentences, plus those of the adjective sentences, over the items so counted. A point
+  value: the two suites' bootstrap samples are not paired, so no interval is given.
+
+Pure: metrics frame in, rows and Markdown out.
 """
 
 from __future__ import annotations
@@ -17,9 +26,15 @@ ANTI = pl.col("subset").str.contains(r"^[a-z]{2,3}/anti$")
 def adjective_table(metrics: pl.DataFrame) -> pl.DataFrame:
     """One row per system × language the run scored with the adjective: ``acc_with`` (its interval
     ``with_low``/``with_high``, ``n_with``), ``acc_without`` (likewise, null where the run lacks
-    ``winomt-en`` for that system and language) and ``delta`` = with − without (fractions)."""
+    ``winomt-en`` for that system and language) and ``delta`` = with − without (fractions); the
+    paper's comparison: ``acc_all`` (``n_all``: the whole set), ``acc_replaced`` (``n_replaced``:
+    the whole set with the anti sentences replaced by their adjective versions) and
+    ``delta_replaced`` (null where the run lacks the whole set's Acc)."""
     acc = metrics.filter(pl.col("suite").is_in([WITHOUT, WITH]) & ANTI & (pl.col("metric") == "acc"))
     acc = acc.with_columns(pl.col("subset").str.split("/").list.first().alias("language"))
+    whole = metrics.filter((pl.col("suite") == WITHOUT) & pl.col("subset").str.contains(r"^[a-z]{2,3}$")
+                           & (pl.col("metric") == "acc")).select(
+        "system", pl.col("subset").alias("language"), pl.col("value").alias("acc_all"), pl.col("n").alias("n_all"))
 
     def side(suite: str, name: str) -> pl.DataFrame:
         return acc.filter(pl.col("suite") == suite).select(
@@ -29,13 +44,26 @@ def adjective_table(metrics: pl.DataFrame) -> pl.DataFrame:
     with_adj = side(WITH, "with")
     if with_adj.height == 0:
         return pl.DataFrame()
+    def right(value: str, n: str) -> pl.Expr:  # a count of right answers, back from its share
+        return (pl.col(value) * pl.col(n)).round(0)
+
+    n_replaced = pl.col("n_all") - pl.col("n_without") + pl.col("n_with")
     return (with_adj.join(side(WITHOUT, "without"), on=["system", "language"], how="left")
-            .with_columns((pl.col("acc_with") - pl.col("acc_without")).alias("delta"))
+            .join(whole, on=["system", "language"], how="left")
+            .with_columns((pl.col("acc_with") - pl.col("acc_without")).alias("delta"),
+                          ((right("acc_all", "n_all") - right("acc_without", "n_without") + right("acc_with", "n_with"))
+                           / n_replaced).alias("acc_replaced"), n_replaced.alias("n_replaced"))
+            .with_columns((pl.col("acc_replaced") - pl.col("acc_all")).alias("delta_replaced"))
             .sort("language", "system"))
 
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}"
+
+
+def points(delta: float | None) -> str:
+    """A difference of two shares, in points with its sign ("—" where one side is missing)."""
+    return "—" if delta is None else f"{100 * delta:+.1f}"
 
 
 def adjective_section(metrics: pl.DataFrame) -> list[str]:
@@ -45,16 +73,19 @@ def adjective_section(metrics: pl.DataFrame) -> list[str]:
         return []
     lines = ["## WinoMT: the adjective experiment", "",
              "The anti-stereotypical sentences, translated as they are and with an adjective of the entity's gold "
-             "gender before it (\"the pretty developer\", \"the handsome nurse\"; Stanovsky et al. 2019, section 4). "
-             "Acc in percent with 95% bootstrap intervals; Δ = with − without, in points (positive: the adjective "
-             "helped).", "",
-             "| language | system | Acc without | Acc with | Δ | n without | n with |", "|---|---|---|---|---|---|---|"]
+             "gender before it (\"the pretty developer\", \"the handsome nurse\"; Stanovsky et al. 2019, §3.3, "
+             "Table 4). *Anti sentences*: Acc on the same sentences without and with the adjective (paired), in "
+             "percent with 95% bootstrap intervals. *Whole set*: the paper's comparison, Acc on all sentences "
+             "(Table 4's \"original\") and on all sentences with the anti ones replaced by their adjective versions "
+             "(\"+adj\"), point values. Δ = with − without, in points (positive: the adjective helped).", "",
+             "| language | system | anti: Acc without | anti: Acc with | Δ | whole set: Acc | whole set, +adj: Acc "
+             "| Δ | n without | n with |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in table.iter_rows(named=True):
         without = (f"{_pct(r['acc_without'])} [{_pct(r['without_low'])}, {_pct(r['without_high'])}]"
                    if r["acc_without"] is not None else "—")
-        delta = "—" if r["delta"] is None else f"{100 * r['delta']:+.1f}"
         lines.append(row(r["language"], r["system"], without,
-                         f"{_pct(r['acc_with'])} [{_pct(r['with_low'])}, {_pct(r['with_high'])}]", delta,
+                         f"{_pct(r['acc_with'])} [{_pct(r['with_low'])}, {_pct(r['with_high'])}]", points(r["delta"]),
+                         _pct(r["acc_all"]), _pct(r["acc_replaced"]), points(r["delta_replaced"]),
                          r["n_without"] if r["n_without"] is not None else "—", r["n_with"]))
     return lines + [""]
 
