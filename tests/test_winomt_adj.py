@@ -177,7 +177,10 @@ def test_sweep_scores_the_adjective_suite_and_reports_the_table(adj_run):
     table = html[html.index('id="winomt-the-adjective-experiment"'):]
     assert table[:table.index("</table>")].count("<tr><td>es</td>") == 2  # google and bing
     assert "whole set, +adj: Acc (%)" in table and "§3.3, Table 4" in table
-    assert f"{100 * google['acc_replaced']:.1f}</td>" in table[:table.index("</table>")]
+    from biaseval.report.tables import value_cell
+
+    shown = value_cell(google["acc_replaced"], None, None, "acc").text  # the HTML's precision for Acc
+    assert f'<td class="num">{shown}</td>' in table[:table.index("</table>")]
 
 
 def test_the_adjective_goes_where_the_entity_was():
