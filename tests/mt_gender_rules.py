@@ -109,3 +109,51 @@ if __name__ == "__main__":  # python tests/mt_gender_rules.py RUN_DIR de he ru u
 
     for language in sys.argv[2:]:
         print("\n".join(measure(sys.argv[1], language)), flush=True)
+
+
+# --- mt_gender's 2019 alignment, read by our analysers (docs/winomt-en-mt-gender.md, "The 2019 numbers") ---
+
+def recorded_file(data_dir, system: str, lang: str):
+    """mt_gender's recorded outputs of ``system`` into ``lang`` (``source ||| translation`` lines)."""
+    return data_dir / "mt_gender" / "translations" / system / f"en-{lang}.txt"
+
+
+def whitespace_projection(sources: list[str], translations: list[str], entity_indices: list[int]) -> list[list[int]]:
+    """mt_gender's entity projection (load_alignments.py, 2019): fast_align forward only (every target
+    word picks at most one source word), trained on one system's file, on whitespace-separated words;
+    the source side is the entity's first word plus a preceding "the"/"a"/"an". Per row, the indices
+    of the target's whitespace words linked to it. (fast_align-style models of systran-align, as
+    biaseval trains them; mt_gender ran fast_align with -d -o -v.)"""
+    from biaseval.label import align
+
+    pairs = list(dict.fromkeys(zip(sources, translations)))
+    src = [s.split() for s, _ in pairs]
+    tgt = [t.split() for _, t in pairs]
+    forward, _ = align._fast_align(align._encode(src), align._encode(tgt))
+    links = forward.lists()
+    where = {pair: k for k, pair in enumerate(pairs)}
+    out = []
+    for source, translation, index in zip(sources, translations, entity_indices):
+        k = where[(source, translation)]
+        words = src[k]
+        side = ([index - 1] if index > 0 and words[index - 1].lower() in ("the", "a", "an") else []) + [index]
+        out.append(sorted({j for i, j in links[k] if i in side}))
+    return out
+
+
+def read_whitespace_spans(lang: str, translations: list[str], spans: list[list[int]]) -> list:
+    """Our analyser's readings of whitespace-word spans: each word's biaseval tokens (an elided article
+    is a token of its own) stand for it."""
+    from biaseval.label.analysers import analyser_for
+    from biaseval.label.tokens import tokenize
+
+    sentences, token_spans = [], []
+    for translation, span in zip(translations, spans):
+        tokens, owner = [], []
+        for w, word in enumerate(translation.split()):
+            pieces = tokenize(word, lang)
+            tokens += pieces
+            owner += [w] * len(pieces)
+        sentences.append(tokens)
+        token_spans.append([n for n, w in enumerate(owner) if w in span])
+    return analyser_for(lang).analyse(sentences, token_spans)

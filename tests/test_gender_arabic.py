@@ -50,6 +50,15 @@ CASES = [
     ("قام النجار بعمل مكتب", [0, 1], M, "noun"),
     ("قام المعلم بزيارة المأمور", [2, 3], M, "noun"),       # زيارة "visit" is a verbal noun
     ("قال المدير لموظفة الاستقبال", [3], F, "noun"),         # only the complement aligned: its construct head
+    # a bare word that is also a past-tense verb (جادل "argued", also a noun to Arramooz) gives way to
+    # a noun: the aligner links the verb before its subject (VSO) with the subject
+    ("جادل المطورة مع المصمم", [0, 1], F, "noun"),
+    ("طلب المدققة من الحارس", [0, 1], F, "noun"),
+    ("وحذر الطبيبة الكهربائي", [0, 1], F, "noun"),
+    ("ساعدت المستشارة", [0, 1], F, "noun"),
+    ("قام عامل البناء", [1, 2], M, "noun"),                 # alone among nouns it is still read: عامل "worker"
+    ("ساعد السباك", [0, 1], M, "agreement"),               # the verb agrees with an unknown noun
+    ("ساعدت السباك", [0, 1], F, "agreement"),
     # a verb or a verbal noun in the entity's place names no person
     ("تحدث الطبخ إلى الخياط", [1], U, "not-in-lexicon"),    # "the cook" rendered as "the cooking"
     ("فتح الباب للنظافة", [2], U, "not-in-lexicon"),        # "the cleaner" as "cleanliness"
@@ -89,6 +98,10 @@ def test_rules(ar, text, span, label, reason):
 def test_evidence(ar):
     assert read(ar, "قالت الشيف", [1]).evidence == "قالت الشيف"
     assert read(ar, "قال المدير لموظفة الاستقبال", [3]).evidence == "لموظفة"
+    # ساعد "helped" (to Arramooz also "forearm") is the verb that agrees with السباك, not the entity
+    assert read(ar, "ساعد السباك", [0, 1]).evidence == "ساعد السباك"
+    assert read(ar, "جادل المطور مع المصمم", [0, 1]).evidence == "المطور"
+    assert read(ar, "قام عامل البناء", [1, 2]).evidence == "عامل"
 
 
 def test_registered_and_span_contract(ar):

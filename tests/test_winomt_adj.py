@@ -119,8 +119,16 @@ def test_adjective_table_pairs_the_anti_subsets_by_system_and_language():
     assert (google["acc_without"], google["n_with"]) == (pytest.approx(740 / 1584), 1584)
     assert table.row(1, named=True)["acc_without"] is None and table.row(1, named=True)["delta"] is None
     text = "\n".join(adjective_section(metrics))
-    assert "| es | google | 46.7 [44.0, 49.0] | 87.5 [85.7, 89.1] | +40.8 | 1584 | 1584 |" in text
-    assert "| ru | bing | — | 43.3 [41.0, 46.0] | — | — | 1584 |" in text
+    # the paper's comparison (§3.3, Table 4): the whole set (2,332 of 3,886 right) against the whole set with
+    # the anti sentences replaced by their adjective versions (2,332 - 740 + 1,386 of 3,886 right)
+    assert google["acc_all"] == pytest.approx(0.6) and google["n_replaced"] == 3886
+    assert google["acc_replaced"] == pytest.approx((2332 - 740 + 1386) / 3886)
+    assert google["delta_replaced"] == pytest.approx((2332 - 740 + 1386) / 3886 - 0.6)
+    # each whole-set Acc with its interval (Wilson's of 2,978 of 3,886: [75.3, 77.9], as statsmodels gives it)
+    assert ("| es | google | 46.7 [44.0, 49.0] | 87.5 [85.7, 89.1] | +40.8 | 60.0 [58.0, 62.0] | 76.6 [75.3, 77.9] "
+            "| +16.6 | 1584 | 1584 |") in text
+    assert "| ru | bing | — | 43.3 [41.0, 46.0] | — | — | — | — | — | 1584 |" in text
+    assert "§3.3, Table 4" in text and "section 4" not in text
     assert adjective_section(metrics.filter(pl.col("suite") == "winomt-en")) == []
 
 
@@ -153,6 +161,13 @@ def test_sweep_scores_the_adjective_suite_and_reports_the_table(adj_run):
             part = rows.filter((pl.col("system") == system) & (pl.col("suite") == suite) & pl.col("label").is_not_null())
             assert part.height == 1584
             assert cell[column] == pytest.approx((part["label"] == part["gold"]).sum() / part.height), (system, suite)
+        # the paper's "+adj" set: winomt-en's Spanish items, the anti ones taken from winomt-en-adj
+        whole = labels.drop("suite").join(items, on="item_id").filter(
+            (pl.col("system") == system) & pl.col("label").is_not_null()
+            & (((pl.col("suite") == "winomt-en") & (pl.col("subset") != "es/anti")) | (pl.col("subset") == "es/anti")
+               & (pl.col("suite") == "winomt-en-adj")) & pl.col("item_id").str.contains("/es/"))
+        assert cell["n_replaced"] == whole.height == 3886 - 1584 + 1584
+        assert cell["acc_replaced"] == pytest.approx((whole["label"] == whole["gold"]).sum() / whole.height), system
     # the paper's finding, for Google's Spanish: an adjective agreeing with the gold gender helps, clearly
     google = table.filter(pl.col("system") == "google").row(0, named=True)
     assert google["with_low"] > google["without_high"]
@@ -163,6 +178,11 @@ def test_sweep_scores_the_adjective_suite_and_reports_the_table(adj_run):
     html = (adj_run.run.root / "report.html").read_text(encoding="utf-8")
     table = html[html.index('id="winomt-the-adjective-experiment"'):]
     assert table[:table.index("</table>")].count("<tr><td>es</td>") == 2  # google and bing
+    assert "whole set, +adj: Acc (%)" in table and "§3.3, Table 4" in table
+    from biaseval.report.tables import value_cell
+
+    shown = value_cell(google["acc_replaced"], None, None, "acc").text  # the HTML's precision for Acc
+    assert f'<td class="num">{shown}</td>' in table[:table.index("</table>")]
 
 
 def test_the_adjective_goes_where_the_entity_was():

@@ -5,12 +5,16 @@ rule can be re-stated without spaCy's 2019 models."""
 
 from __future__ import annotations
 
+import polars as pl
 import pymorphy3
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mt_gender_rules as mt
 from biaseval.label.analysers import analyser_for
 from biaseval.label.tokens import tokenize
+from biaseval.metrics.winomt import winomt
 
 M, F, N, U = "male", "female", "neutral", "unknown"
 
@@ -77,3 +81,74 @@ def test_romance_readings_that_spacy_would_not_give():
         == (N, "indefinite")  # spaCy gives "alguien" no gender: unknown, wrong even for a neutral gold
     it = tokenize("Il venditore ha parlato con l'insegnante e l'ha invitata a cena.", "it")
     assert analyser_for("it").analyse([it], [[5, 6]])[0].reason == "epicene-no-article"  # spaCy guesses one
+
+
+# --- the 2019 numbers (docs/winomt-en-mt-gender.md, "The 2019 numbers of Spanish, French and Italian") ---
+
+ROWS = st.tuples(st.sampled_from(["pro", "anti", None]), st.sampled_from([M, F, N]), st.sampled_from([M, F, N, U]))
+
+
+def _frame(rows):
+    rows = [(s, g if s is None else (g if g != N else M), label) for s, g, label in rows]  # pro/anti golds: m/f
+    rows += [("pro", M, M), ("anti", F, M)]  # both sets present, so there is a ΔS
+    return pl.DataFrame({"system": ["s"] * len(rows), "suite": ["winomt-en"] * len(rows), "tgt_lang": ["fr"] * len(rows),
+                         "stereotype": [r[0] for r in rows], "gold": [r[1] for r in rows], "label": [r[2] for r in rows]})
+
+
+@pytest.mark.property
+@settings(max_examples=50)  # each example scores two frames with bootstrap set-up: ~0.1 s; 200 took 30 s loaded
+@given(st.lists(ROWS, max_size=40))
+def test_neutral_or_unknown_for_an_unreadable_entity_moves_acc_only(rows):
+    """mt_gender's Spanish, French and Italian reader answered "neutral" where spaCy gave no gender until
+    October 2020 (commit 5d72d59), "unknown" since. Both are wrong for a male or female gold, and the
+    pro- and anti-stereotypical sets hold only those, so ΔS cannot move; ΔG is F1(male) − F1(female),
+    which neither label enters. Only Acc moves, by the neutral golds (Winogender's) read one way."""
+    ours = _frame(rows)
+    as_2019 = ours.with_columns(pl.col("label").replace(U, N))
+    a, b = (winomt(f, basis="acc", by_target=True, n_boot=2).filter(pl.col("subset") == "fr")
+            .select("metric", "value").rows() for f in (ours, as_2019))
+    a, b = dict(a), dict(b)
+    assert b["delta_s"] == pytest.approx(a["delta_s"]) and b["delta_g"] == pytest.approx(a["delta_g"])
+    gained = ours.filter((pl.col("gold") == N) & (pl.col("label") == U)).height
+    assert b["acc"] - a["acc"] == pytest.approx(gained / ours.height)
+
+
+def _recorded(data_dir, lang: str) -> pl.DataFrame:
+    """winomt-en's items of ``lang`` with every recorded system's translation (joined on the source)."""
+    from biaseval.suites import BUILTIN
+
+    items = BUILTIN["winomt-en"].open().table.filter(pl.col("tgt_lang") == lang)
+    normal = lambda text: " ".join(text.split())  # noqa: E731 - how pairs files are matched
+    frames = []
+    for system in ("google", "bing", "aws", "systran", "sota"):
+        path = mt.recorded_file(data_dir, system, lang)
+        if not path.is_file():
+            continue
+        pairs = dict(line.split(" ||| ", 1) for line in path.read_text(encoding="utf-8").splitlines())
+        table = {normal(s): t.strip() for s, t in reversed(list(pairs.items()))}
+        frames.append(items.with_columns(pl.lit(system).alias("system"), pl.col("source").map_elements(
+            lambda s: table.get(normal(s)), return_dtype=pl.String).alias("translation")))
+    return pl.concat(frames).filter(pl.col("translation").is_not_null())
+
+
+def _delta_s(frame: pl.DataFrame, column: str) -> float:
+    acc = {s: (part[column] == part["gold"]).mean() for (s,), part in frame.group_by("stereotype") if s}
+    return round(100 * (acc["pro"] - acc["anti"]), 1)
+
+
+@pytest.mark.slow  # aligns French and Italian twice (every system's pairs; Google's file alone): about a minute
+def test_the_2019_alignment_explains_a_part_of_the_french_gap_and_none_of_the_italian(data_dir):
+    """Google's ΔS (published 26.7 for French, 21.5 for Italian): biaseval's labels, then our analyser
+    on mt_gender's 2019 alignment (forward only, whitespace words, one system's file, the entity's
+    first word). The alignment moves French by 2.6 points, Italian by 0.1: the rest of each gap is
+    the 2019 reading (spaCy's tags), not the aligner."""
+    from biaseval.label.entities import DETECTORS
+
+    for lang, ours, theirs in (("fr", 21.4, 24.0), ("it", 16.1, 16.2)):
+        frame = _recorded(data_dir, lang)
+        labelled = DETECTORS[0].label_frame(frame).filter(pl.col("system") == "google")
+        spans = mt.whitespace_projection(labelled["source"].to_list(), labelled["translation"].to_list(),
+                                         labelled["entity_index"].to_list())
+        readings = mt.read_whitespace_spans(lang, labelled["translation"].to_list(), spans)
+        labelled = labelled.with_columns(pl.Series("aligned_2019", [r.label for r in readings]))
+        assert (_delta_s(labelled, "label"), _delta_s(labelled, "aligned_2019")) == (ours, theirs), lang

@@ -14,11 +14,9 @@ about a woman that names her only by name and "sie" has no cue.
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import ClassVar, Sequence
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.label.analysers.german import German
 from biaseval.label.person_romance import Cue
 from biaseval.label.tokens import tokenize
@@ -33,7 +31,7 @@ class GermanCues:
 
     def __init__(self) -> None:
         self.analyser = German()
-        raw = yaml.safe_load(resources.files("biaseval").joinpath("data/person_gender/de.yaml").read_text(encoding="utf-8"))
+        raw = package_yaml("data/person_gender/de.yaml")
         self.data_version = int(raw["version"])
         self.nouns = {word: gender for gender in ("m", "f") for word in raw["nouns"][gender]}
         self._seen: dict[str, Cue | None] = {}

@@ -31,13 +31,16 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import ClassVar, Mapping, Sequence
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.label.analysers.base import MissingAnalyser
-from biaseval.label.analysers.lt_proc import LT_PROC_TIMEOUT_S, Analysis, find_automorf, run_analyser
+from biaseval.label.analysers.lt_proc import (
+    LT_PROC_TIMEOUT_S,
+    Analysis,
+    find_automorf,
+    run_analyser,
+)
 from biaseval.label.analysers.romance_words import normalise, word_data
 from biaseval.label.tokens import tokenize
 
@@ -66,8 +69,7 @@ class PersonWords:
 
 @cache
 def person_words(lang: str) -> PersonWords:
-    text = resources.files("biaseval").joinpath(f"data/person_gender/{lang}.yaml").read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)
+    raw = package_yaml(f"data/person_gender/{lang}.yaml")
     where = f"biaseval/data/person_gender/{lang}.yaml"
     nouns = {}
     for gender in ("m", "f"):

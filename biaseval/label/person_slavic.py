@@ -20,11 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import ClassVar, Sequence
 
-import yaml
-
+from biaseval.data.yamlio import package_yaml
 from biaseval.label.analysers.slavic import _morph_analyser
 from biaseval.label.person_romance import Cue
 from biaseval.label.tokens import tokenize
@@ -43,8 +41,7 @@ class SlavicWords:
 
 @cache
 def slavic_words(lang: str) -> SlavicWords:
-    raw = yaml.safe_load(resources.files("biaseval").joinpath(f"data/person_gender/{lang}.yaml")
-                         .read_text(encoding="utf-8"))
+    raw = package_yaml(f"data/person_gender/{lang}.yaml")
     return SlavicWords(int(raw["version"]), frozenset(raw.get("male_nouns", [])), frozenset(raw.get("not_persons", [])))
 
 

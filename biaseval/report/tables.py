@@ -13,7 +13,7 @@ from datetime import datetime
 
 import polars as pl
 
-from biaseval.report.adjectives import adjective_table
+from biaseval.report.adjectives import adjective_table, points
 from biaseval.report.control import control_tables
 from biaseval.report.embedding_tables import SHIFT_GENDERS, shift_table
 from biaseval.report.markdown import (
@@ -404,11 +404,13 @@ def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> t
 
 
 def adjective_rows(metrics: pl.DataFrame) -> list[dict]:
-    """WinoMT's adjective experiment (``adjectives.adjective_table``): language, system, the two Acc
-    cells, Δ in points and the n of each side."""
+    """WinoMT's adjective experiment (``adjectives.adjective_table``): language, system, the paired Acc
+    cells of the anti sentences and Δ, the paper's whole-set Acc without and with the adjective and
+    Δ (points), and the n of each side."""
     return [{"language": r["language"], "system": r["system"],
              "without": value_cell(r["acc_without"], r["without_low"], r["without_high"], "acc"),
-             "with": value_cell(r["acc_with"], r["with_low"], r["with_high"], "acc"),
-             "delta": "—" if r["delta"] is None else f"{100 * r['delta']:+.1f}",
+             "with": value_cell(r["acc_with"], r["with_low"], r["with_high"], "acc"), "delta": points(r["delta"]),
+             "all": value_cell(r["acc_all"], r["all_low"], r["all_high"], "acc"),
+             "replaced": value_cell(r["acc_replaced"], r["replaced_low"], r["replaced_high"], "acc"), "delta_replaced": points(r["delta_replaced"]),
              "n_without": r["n_without"], "n_with": r["n_with"]}
             for r in adjective_table(metrics).iter_rows(named=True)]

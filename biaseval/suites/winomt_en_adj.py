@@ -1,4 +1,4 @@
-"""WinoMT's adjective experiment (Stanovsky et al. 2019, section 4): the 1,584 anti-stereotypical
+"""WinoMT's adjective experiment (Stanovsky et al. 2019, §3.3, Table 4): the 1,584 anti-stereotypical
 WinoBias sentences of WinoMT, each with a stereotypically gendered adjective put before its entity
 that agrees with the entity's gold gender: "handsome" for a man, "pretty" for a woman ("The pretty
 developer argued with the designer because she did not like the design.").

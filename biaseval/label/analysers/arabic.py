@@ -33,10 +33,16 @@ Rules, for one row (span non-empty, checked by ``base.GenderAnalyser.analyse``)
    Arabic letters, the first of the highest rank: a word that can name a person (a listed word, a
    lexicon noun that is not only a verbal noun, a broken plural, the feminine in ة of a masculine
    noun the lexicon lacks: مديرة); then a verbal noun in ة that is also the feminine of an agent
-   noun (مصاحبة "accompanying" or "attendant (f)"); then a word the lexicon does not know; then the
-   rest (verbs, verbal nouns). Aligners often link the verb before the subject too ("قام النجار":
-   قام is passed over). Arabic noun phrases start with their head: "موظفة الاستقبال"
-   (receptionist), "مدبرة المنزل" (housekeeper), "الطبيب النفسي" (psychologist); when the chosen
+   noun (مصاحبة "accompanying" or "attendant (f)"); then a word the lexicon does not know; then a
+   bare word (no article, preposition or suffix) that is both such a noun and a past-tense verb
+   (جادل "argued", to Arramooz also a noun; ساعد "helped" or "forearm"; عامل "treated" or
+   "worker") where a clause starts (the sentence's first word, after punctuation, or with the
+   conjunction و/ف), the place of the verb in Arabic's verb-subject order; then the rest (verbs, a
+   past-tense verb with the feminine ت, verbal nouns). Aligners often link the verb before the
+   subject too ("قام النجار": قام is passed over; "جادل المطور": the noun is read, not جادل;
+   "قام عامل البناء": عامل, not at a clause's start, is the noun "worker"). Arabic noun phrases
+   start with their head: "موظفة الاستقبال" (receptionist), "مدبرة المنزل" (housekeeper), "الطبيب
+   النفسي" (psychologist); when the chosen
    token cannot name a person itself and is a definite noun, and the word right before it, outside
    the span, is an indefinite noun that can (a construct head), that word is the head ("لموظفة
    الاستقبال" aligned to الاستقبال alone). No candidate -> unknown ``not-in-lexicon``.
@@ -104,7 +110,7 @@ _MASCULINE, _FEMININE, _SINGULAR, _BROKEN = "مذكر", "مؤنث", "مفرد", 
 _LABEL = {"m": "male", "f": "female"}
 _AGENT_KINDS = ("فاعل", "مفعول", "مبالغة", "صفة", "منسوب")  # Arramooz word types of agent-like nouns
 # how likely a token is to be the entity's head noun (rule 2)
-_PERSON, _DERIVED, _UNKNOWN, _OTHER = 3, 2, 1, 0
+_PERSON, _DERIVED, _UNKNOWN, _VERB_OR_NOUN, _OTHER = 4, 3, 2, 1, 0
 
 
 def normalize(token: str) -> str:
@@ -225,7 +231,7 @@ class Arabic(GenderAnalyser):
     """Arabic (Arramooz lexicon and rules in the module docstring)."""
 
     lang: ClassVar[str] = "ar"
-    version: ClassVar[int] = 2  # 2: plurals of women listed as female (ar.yaml)
+    version: ClassVar[int] = 3  # 2: plurals of women listed as female (ar.yaml); 3: a past-tense verb starting a clause is not the head noun
 
     def __init__(self) -> None:
         self.lexicon = lexicon(arramooz_path())
@@ -323,21 +329,24 @@ class Arabic(GenderAnalyser):
         """How likely the token is to name a person (rule 2): _PERSON (a listed word, a noun that is
         not only a verbal noun, a broken plural, the feminine in ة of a masculine noun the lexicon
         lacks: مديرة), _DERIVED (a verbal noun in ة that is also the feminine of an agent noun:
-        مصاحبة "accompanying" / "attendant (f)"), _UNKNOWN (the lexicon does not know it), _OTHER (a
+        مصاحبة "accompanying" / "attendant (f)"), _UNKNOWN (the lexicon does not know it),
+        _VERB_OR_NOUN (a bare token that is such a noun and also a past-tense verb: جادل), _OTHER (a
         verb or a verbal noun)."""
         stem, _ = self.stem(word)
         lex = self.lexicon
         if stem in self._listed:
             return _PERSON
         entries = lex.noun(stem)
+        # the token itself (a conjunction aside) is a past-tense verb: "جادل", "وحذر", "ساعدت"
+        verb = stem in (word, word[1:]) and self._verb_gender(word) is not None
         if any(not e.masdar for e in entries) or lex.is_broken_plural(stem):
-            return _PERSON
+            return _VERB_OR_NOUN if verb else _PERSON
         if stem.endswith("ة") and lex.masculine_singular(stem[:-1]):
             if not entries:
                 return _PERSON
             if lex.masculine_agent(stem[:-1]):
                 return _DERIVED
-        return _OTHER if lex.knows(stem) else _UNKNOWN
+        return _OTHER if lex.knows(stem) or verb else _UNKNOWN
 
     def _head(self, words: list[str], span: list[int]) -> int | None:
         """Rule 2: the span's first person-like token (else its first unknown word, else its first
@@ -347,6 +356,10 @@ class Arabic(GenderAnalyser):
         if not candidates:
             return None
         scores = {i: self._rank(words[i]) for i in candidates}
+        for i in candidates:  # a noun that is also a verb is taken for the verb only where a clause starts
+            if scores[i] == _VERB_OR_NOUN and not (i == 0 or self.stem(words[i])[0] != words[i]
+                                                   or not _ARABIC.search(words[i - 1])):
+                scores[i] = _PERSON
         head = max(candidates, key=lambda i: (scores[i], -i))
         before = head - 1
         if (scores[head] < _DERIVED and before >= 0 and before not in span and self.stem(words[head])[0] != words[head]
