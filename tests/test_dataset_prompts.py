@@ -69,7 +69,7 @@ def test_what_is_sent_is_what_is_keyed(tmp_path, data_dir):
     path = _config(tmp_path, ["mittens-2xx"], {"mittens-2xx": ["es"]}, {"llm": LLM, "mt": MT})
     config = load_config(path)
     prepared = prepare(config, path.parent)
-    plans = plan_live(prepared, cache_for(config))
+    plans = plan_live(prepared, cache_for(config, path.parent))
     items = prepared.suites["mittens-2xx"].slice(0, prepared.suites["mittens-2xx"].size)
     prompts = [key_hash("en", "es", p) for p in items["prompt"]]
     passages = [key_hash("en", "es", s) for s in items["source"]]
