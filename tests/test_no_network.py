@@ -84,3 +84,22 @@ def test_the_trace_reader():
         ("gcs_server", "127.0.0.1", 6379), ("?", "10.255.255.53", 53)]
     assert [a.address for a in net_trace.beyond_loopback(found)] == ["8.8.8.8", "::ffff:169.254.169.254",
                                                                      "10.255.255.53"]
+
+
+def test_validating_a_hub_model_offline_asks_no_hub(tmp_path):
+    """``local_files_only: true`` means the local cache and nothing else, without HF_HUB_OFFLINE:
+    transformers' ``cached_file`` fetched the hub's "agent harnesses" list even so (the guard saw it)."""
+    import loopback_guard
+
+    config = tmp_path / "hub.yaml"
+    config.write_text("name: hub\nsuites: [otsc-en]\ntargets: {otsc-en: [es]}\nsystems:\n"
+                      "  nllb: {backend: hf, version: nllb, options: {model: facebook/nllb-200-distilled-600M}}\n")
+    guard = tmp_path / "guard"
+    guard.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    env.update({loopback_guard.LOG_ENV: str(guard), "HF_HOME": str(tmp_path / "hf")})
+    done = subprocess.run([sys.executable, "-m", "biaseval.cli", "validate", "--config", str(config), "--data"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "not found in the local hub cache" in done.stderr, done.stderr
+    assert f"{config}:5" in done.stderr  # at the system's line
+    assert loopback_guard.recorded(guard) == []

@@ -69,10 +69,8 @@ def locate_model(model: str, config_dir: Path, revision: str | None, local_files
         return ModelLocation(str(candidate), candidate.resolve(), None, config)
     if model.startswith((".", "/", "~")) or model.count("/") > 1:
         raise ConfigError(f"model {model!r}: no such directory (relative paths are relative to {config_dir})")
-    from transformers.utils import cached_file
-
     try:
-        resolved = cached_file(model, config_name, revision=revision, local_files_only=local_files_only)
+        resolved = _cached(model, config_name, revision) if local_files_only else _fetched(model, config_name, revision)
     except (OSError, ValueError) as exc:
         where = "the local hub cache (local_files_only: true)" if local_files_only else "the hub"
         raise ConfigError(f"model {model!r}: not a directory and not found in {where}: "
@@ -81,6 +79,23 @@ def locate_model(model: str, config_dir: Path, revision: str | None, local_files
         raise ConfigError(f"model {model!r}: no {config_name} in its hub repository")
     config = json.loads(Path(resolved).read_text(encoding="utf-8"))
     return ModelLocation(model, None, commit_of(resolved) or revision, config)
+
+
+def _cached(model: str, name: str, revision: str | None) -> str:
+    """A file of a hub model from the local cache alone: no request of any kind (transformers'
+    ``cached_file`` still asks the hub for other things with ``local_files_only``)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(model, name, revision=revision)
+    if not isinstance(found, str):
+        raise OSError(f"{name} of {model!r} is not in the local hub cache")
+    return found
+
+
+def _fetched(model: str, name: str, revision: str | None) -> str | None:
+    from transformers.utils import cached_file
+
+    return cached_file(model, name, revision=revision, local_files_only=False)
 
 
 def require_trust(loc: ModelLocation, trusted: bool, system: str) -> None:
