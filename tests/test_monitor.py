@@ -5,6 +5,7 @@ is down is reported as such without a misleading history row."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 
@@ -300,7 +301,7 @@ def test_a_sample_of_each_suite_is_the_same_items_run_to_run(tmp_path, ray_local
     """A stratified, seeded sample of 150 of WinoMT-Hindi's 704 items: both runs translate the same
     items (half pro, half anti, as the suite), the comparison pairs all 150, and the report states
     the change 150 items can detect."""
-    from biaseval.monitor.stats import detectable_shift
+    from biaseval.suites.power import detectable_shift
 
     path = _config(tmp_path, {"aws": _aws_recorded()}, {}, sample={"size": 150, "seed": 1})
     first, second = run_monitor(path), run_monitor(path)
@@ -321,27 +322,35 @@ def test_a_sample_of_each_suite_is_the_same_items_run_to_run(tmp_path, ray_local
     assert f"{100 * detectable:.1f} pts" in drift
     report = (second.run.root / "report.html").read_text(encoding="utf-8")
     assert "150 (sample of 704)" in report and f"{100 * detectable:.1f} pts" in report
+    # the plan, before the run, counts every group a metric could report: its figure is never smaller
+    planned = CliRunner().invoke(main, ["plan", "--config", str(path)])
+    figure = float(re.search(r"detects a change of ([0-9.]+) points", planned.output).group(1))
+    assert figure >= round(100 * detectable, 1), planned.output
 
 
 def test_plan_shows_the_sample_its_size_from_the_change_to_detect_and_its_cost(tmp_path, data_dir):
-    from biaseval.suites.sample import detectable_change, paired_sample_size
+    from biaseval.suites.power import detectable_shift, mcnemar_power
 
     systems = {"aws-live": {"backend": "identity", "version": "v1", "price_per_million_chars": 1000}}
     whole = CliRunner().invoke(main, ["plan", "--config", str(_config(tmp_path, systems, {}))])
     path = _config(tmp_path, systems, {}, sample={"detect": 0.05}, alpha=0.01)
     result = CliRunner().invoke(main, ["plan", "--config", str(path)])
     assert result.exit_code == 0 and whole.exit_code == 0, result.output + whole.output
-    n = paired_sample_size(0.05, 0.01, 0.8, 0.02)
-    assert n == 325  # (2.5758·√0.07 + 0.8416·√(0.07 − 0.0025))² / 0.0025 = 324.1, by hand
+    # WinoMT-Hindi's 704 items fall in 44 groups (all, pro, anti, en, 40 occupations), and the suite's
+    # own test: 45 tests at most, each at 0.01 / 45; the fewest items with power 0.8 for a 5-point shift
+    level = 0.01 / 45
+    n = 540
+    assert mcnemar_power(n, 0.05, level, 0.02) >= 0.8 > mcnemar_power(n - 1, 0.05, level, 0.02)
     assert f"monitor sample: winomt-hi: {n} of 704 items (seed 0); detects a change of " \
-           f"{100 * detectable_change(n, 0.01, 0.8, 0.02):.1f} points" in result.output
+           f"{100 * detectable_shift(n, level, 0.8, 0.02):.1f} points (McNemar's exact test at 0.000222: alpha " \
+           f"0.01 over at most 45 tests" in result.output
     rows = {}
     for name, output in (("sample", result.output), ("whole", whole.output)):
         parts = next(line for line in output.splitlines() if line.startswith("aws-live")).split()
         rows[name] = (int(parts[2]), int(parts[7].replace(",", "")), float(parts[8]))
     assert rows["whole"][0] == 704 and rows["sample"][0] == n
     assert rows["sample"][2] == pytest.approx(rows["sample"][1] * 1000 / 1e6, abs=0.01)  # the sample's cost
-    assert 0.3 < rows["sample"][1] / rows["whole"][1] < 0.6  # about 325/704 of the characters
+    assert 0.7 < rows["sample"][1] / rows["whole"][1] < 0.95  # about 540/704 of the characters
 
 
 def test_drift_section_reads_at_a_glance_in_chromium(watched, chromium, tmp_path):

@@ -23,15 +23,9 @@ from biaseval.config import MonitorConfig
 from biaseval.metrics.paired import mcnemar_p
 from biaseval.metrics.wilson import wilson_interval
 from biaseval.monitor import stats
-from biaseval.monitor.compare import compare_items, family, item_groups, judge, metric_changes, mover
-from biaseval.monitor.stats import (
-    adjust,
-    detectable_shift,
-    label_tests,
-    marginal_homogeneity_p,
-    mcnemar_power,
-    wald_p,
-)
+from biaseval.monitor.compare import compare_items, family, judge, metric_changes, mover
+from biaseval.monitor.stats import adjust, label_tests, marginal_homogeneity_p, wald_p
+from biaseval.suites.power import detectable_shift, item_groups, mcnemar_power
 from biaseval.monitor.verdict import SystemDrift
 
 LABELS = ["ambiguous", "female", "male", "neutral", "unknown"]

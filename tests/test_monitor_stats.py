@@ -14,13 +14,8 @@ from biaseval.metrics.paired import mcnemar_p
 from biaseval.monitor import stats
 from biaseval.monitor.stats import adjust, stuart_maxwell_p, wald_p
 from biaseval.suites.base import SuiteData
-from biaseval.suites.sample import (
-    SampledData,
-    detectable_change,
-    paired_power,
-    paired_sample_size,
-    sample_suite,
-)
+from biaseval.suites.power import detectable_shift, expected_tests, level_per_test, mcnemar_power, sample_size
+from biaseval.suites.sample import SampledData, sample_suite
 
 
 def test_benjamini_hochberg_and_holm_by_hand():
@@ -64,22 +59,32 @@ def test_wald_p_agrees_with_the_interval():
     assert wald_p(1.0, 1.0, 1.0) == wald_p(-1.0, -1.0, -1.0) == 1.0  # a zero-width interval says nothing
 
 
-def test_sample_size_and_detectable_change_by_the_formula():
-    # d = 0.03 over churn 0.02: ψ = 0.05, n = (1.95996·√0.05 + 0.84162·√(0.05 − 0.0009))² / 0.0009
-    root = 1.959964 * math.sqrt(0.05) + 0.841621 * math.sqrt(0.05 - 0.0009)
-    assert paired_sample_size(0.03, 0.05, 0.8, 0.02) == math.ceil(root ** 2 / 0.0009)
-    n = paired_sample_size(0.03, 0.05, 0.8, 0.02)
-    assert detectable_change(n, 0.05, 0.8, 0.02) == pytest.approx(0.03, abs=2e-4)
-    assert paired_power(n, 0.03, 0.05, 0.02) == pytest.approx(0.8, abs=0.005)
-    assert detectable_change(4 * n, 0.05, 0.8, 0.02) < 0.03 / 1.5  # more items, smaller changes
-    assert math.isnan(detectable_change(0, 0.05, 0.8, 0.02))
+def test_sample_size_is_the_fewest_items_with_the_power():
+    # the exact test's power at d = 0.03 over churn 0.02 (alpha 0.05): the normal approximation's
+    # (1.95996·√0.05 + 0.84162·√(0.05 − 0.0009))² / 0.0009 = 434 items fall short of it
+    n = sample_size(0.03, 0.05, 0.8, 0.02)
+    assert mcnemar_power(n, 0.03, 0.05, 0.02) >= 0.8 > mcnemar_power(n - 1, 0.03, 0.05, 0.02)
+    assert n > 434 and mcnemar_power(434, 0.03, 0.05, 0.02) < 0.8
+    assert detectable_shift(n, 0.05, 0.8, 0.02) <= 0.03 < detectable_shift(n // 2, 0.05, 0.8, 0.02)
+    assert detectable_shift(4 * n, 0.05, 0.8, 0.02) < 0.03 / 1.5  # more items, smaller changes
+    assert math.isnan(detectable_shift(0, 0.05, 0.8, 0.02))
+    assert sample_size(0.03, 0.05 / 100, 0.8, 0.02) > n  # a stricter level needs more items
+
+
+def test_the_level_of_each_test_and_the_tests_a_run_makes():
+    assert level_per_test(0.05, 169, "bh") == level_per_test(0.05, 169, "holm") == pytest.approx(0.05 / 169)
+    assert level_per_test(0.05, 169, "none") == 0.05
+    items = pl.DataFrame({"item_id": ["a", "b", "c", "d"], "subset": ["es/her", "es/her", "es/him", "it/him"],
+                          "tgt_lang": ["es", "es", "es", "it"], "occupation": ["nurse", "nurse", "nurse", None]})
+    # all, es/her, es/him, it/him, es, it, es/occupation/nurse: 7 groups, and the suite's outcome test
+    assert expected_tests([items], 2) == 2 * (7 + 1)
 
 
 @pytest.mark.parametrize("n, churn", [(400, 0.02), (1500, 0.05)])
 def test_detectable_change_has_its_power_in_simulation(n, churn):
     """Runs drawn with a real shift of the detectable change: McNemar's exact test (what the monitor
-    runs) finds it in about 80% of them (the exact test is a little conservative)."""
-    d = detectable_change(n, 0.05, 0.8, churn)
+    runs) finds it in about 80% of them (its exact power is 0.8 there)."""
+    d = detectable_shift(n, 0.05, 0.8, churn)
     rng = np.random.default_rng(7)
     draws = rng.multinomial(n, [churn / 2 + d, churn / 2, 1 - churn - d], size=2000)
     hits = sum(mcnemar_p(int(worse), int(better)) < 0.05 for worse, better, _ in draws)

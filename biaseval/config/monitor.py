@@ -95,3 +95,8 @@ class MonitorConfig(_Frozen):
                          "between two runs of an unchanged system (sizes the sample, the detectable change)")
     sample: SampleConfig | None = Field(default=None, description="run a fixed stratified sample of each suite")
     history: HistoryConfig = HistoryConfig()
+
+    def monitored(self, systems) -> list[str]:
+        """The systems a monitoring run measures: all but those that serve only as another's baseline."""
+        baseline_only = {b["system"] for b in self.baselines.values() if isinstance(b, dict) and "system" in b}
+        return [s for s in systems if s not in baseline_only]

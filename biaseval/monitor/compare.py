@@ -11,9 +11,10 @@ import polars as pl
 
 from biaseval.config import MonitorConfig
 from biaseval.metrics.paired import mcnemar_p, outcome
-from biaseval.monitor.stats import LABEL_METRICS, OUTCOME_METRICS, adjust, detectable_shift, label_tests, wald_p
+from biaseval.monitor.stats import LABEL_METRICS, OUTCOME_METRICS, adjust, label_tests, wald_p
 from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.rundir import RunDir, system_folder
+from biaseval.suites.power import detectable_shift, item_groups, level_per_test
 
 CHANGE_SCHEMA = {"suite": pl.String, "subset": pl.String, "metric": pl.String, "value": pl.Float64,
                  "baseline_value": pl.Float64, "change": pl.Float64, "change_low": pl.Float64,
@@ -72,20 +73,6 @@ def suite_items(run: RunDir, system: str, suite: str) -> pl.DataFrame:
     labels = pl.scan_parquet(run.labels).filter((pl.col("system") == system) & (pl.col("suite") == suite)) \
         .select("item_id", "label").collect()
     return texts.join(labels, on="item_id", how="left")
-
-
-def item_groups(items: pl.DataFrame) -> pl.DataFrame:
-    """item_id, group: every subset a metric reports that each item belongs to — ``all``, its own
-    subset, its target language (``es``: control's per-language rows, WinoMT's per-language scores;
-    not where a subset has that name) and its occupation in that language (``es/occupation/nurse``)."""
-    subsets = items["subset"].unique().implode()
-    parts = [items.select("item_id", pl.lit("all").alias("group")),
-             items.select("item_id", pl.col("subset").alias("group")),
-             items.filter(pl.col("tgt_lang").is_not_null() & ~pl.col("tgt_lang").is_in(subsets))
-             .select("item_id", pl.col("tgt_lang").alias("group")),
-             items.filter(pl.col("tgt_lang").is_not_null() & pl.col("occupation").is_not_null())
-             .select("item_id", (pl.col("tgt_lang") + "/occupation/" + pl.col("occupation")).alias("group"))]
-    return pl.concat(parts).drop_nulls().unique(maintain_order=True)
 
 
 def item_drift(current: RunDir, system: str, baseline: RunDir, base_system: str, suite: str,
@@ -159,7 +146,7 @@ def judge(systems: list[SystemDrift], monitor: MonitorConfig) -> int:
     which a change must reach to count. Returns the family's size."""
     tests = family(systems, monitor.watch)
     keys = list(tests)
-    level = monitor.alpha if monitor.correction == "none" else monitor.alpha / max(len(keys), 1)
+    level = level_per_test(monitor.alpha, len(keys), monitor.correction)
     adjusted = dict(zip(keys, adjust([tests[k] for k in keys], monitor.correction)))
     for s in systems:
         if s.changes is None:

@@ -82,8 +82,7 @@ def run_monitor(config_path: str | Path, *, dry_run: bool = False, address: str 
     out = run_folder(runs_dir, run_id)
     previous_status = store.read("status")
 
-    baseline_only = {b["system"] for b in monitor.baselines.values() if isinstance(b, dict) and "system" in b}
-    monitored = [s for s in config.systems if s not in baseline_only]
+    monitored = monitor.monitored(config.systems)
     run: RunDir | None = None
     sweep_error = ""
     try:

@@ -27,7 +27,6 @@ the corrections (``adjust``).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
@@ -157,39 +156,6 @@ def label_tests(flows: pl.DataFrame) -> dict[str, float]:
         flows_of[(low, high)], flows_of[(high, low)] = f, b
     out.update((group, marginal_homogeneity_p(flows_of)) for group, flows_of in several.items())
     return out
-
-
-def mcnemar_power(n: int, change: float, level: float, churn: float) -> float:
-    """Exact power of the exact McNemar test (``mcnemar_p`` < ``level``) on n paired items when the
-    two runs disagree on a share churn + change of them: background churn split evenly between better
-    and worse, plus ``change`` one-way. The number of discordant items is Binomial(n, churn + change)
-    and, given k of them, the worse ones Binomial(k, (churn / 2 + change) / (churn + change)); the
-    test rejects when the smaller side is at most the critical count of k."""
-    from scipy.stats import binom
-
-    psi = churn + change
-    if n <= 0 or change <= 0 or psi <= 0:
-        return 0.0
-    k = np.arange(n + 1)
-    critical = binom.ppf(level / 2, k, 0.5)  # the smallest c with P(X <= c) >= level / 2 ...
-    critical = np.where(2 * binom.cdf(critical, k, 0.5) < level, critical, critical - 1)  # ... or one below
-    q = min(1.0, (churn / 2 + change) / psi)
-    caught = np.where(critical >= 0, binom.cdf(critical, k, q) + binom.sf(k - critical - 1, k, q), 0.0)
-    return float(np.clip((binom.pmf(k, n, min(psi, 1.0)) * caught).sum(), 0.0, 1.0))
-
-
-@lru_cache(maxsize=4096)
-def detectable_shift(n: int, level: float, power: float, churn: float) -> float:
-    """The smallest one-way shift of the outcome that the exact McNemar test at ``level`` finds with
-    probability ``power`` on n items (``mcnemar_power``, by bisection); NaN when none can."""
-    high = 1.0 - churn
-    if n <= 0 or mcnemar_power(n, high, level, churn) < power:
-        return float("nan")
-    low = 0.0
-    for _ in range(40):
-        mid = (low + high) / 2
-        low, high = (mid, high) if mcnemar_power(n, mid, level, churn) < power else (low, mid)
-    return high
 
 
 def wald_p(change, low, high, confidence: float = 0.95):

@@ -205,16 +205,22 @@ def format_samples(prepared: Prepared) -> str:
     the suite's and the change it detects; its items per target and subset beside the suite's; the
     occupations it covers, their mean female share and its share of pro-stereotypical items (of
     those marked pro or anti), each beside the suite's (``suites.sample.profile``)."""
-    from biaseval.suites.sample import detectable_change
+    from biaseval.run.plan import group_columns
+    from biaseval.suites.power import detectable_shift, expected_tests, level_per_test
 
     m = prepared.config.monitor
+    tests = expected_tests([group_columns(data) for data in prepared.suites.values()],
+                           len(m.monitored(prepared.config.systems)))
+    level = level_per_test(m.alpha, tests, m.correction)
     lines = []
     for name, data in prepared.suites.items():
         full = getattr(data, "full_size", data.size)
-        mdc = detectable_change(data.size, m.alpha, m.power, m.churn)
+        shift = detectable_shift(data.size, level, m.power, m.churn)
+        mdc = max(shift, m.threshold) if shift == shift else shift
         lines.append(f"monitor sample: {name}: {data.size:,} of {full:,} items (seed {m.sample.seed}); detects a "
-                     f"change of {100 * mdc:.1f} points (McNemar, alpha {m.alpha:g}, power {m.power:g}, churn "
-                     f"{m.churn:g})")
+                     f"change of {100 * mdc:.1f} points (McNemar's exact test at {level:.3g}: alpha {m.alpha:g} over "
+                     f"at most {tests:,} tests; power {m.power:g}, churn {m.churn:g}; never below the threshold "
+                     f"{m.threshold:g}; drift.md gives the run's own)")
         profile = getattr(data, "profile", None)
         if profile is None:
             continue

@@ -28,7 +28,9 @@ from biaseval.run.keys import key_hashes
 from biaseval.run.rundir import RunDir
 from biaseval.run.translation_store import TranslationStore, system_identity
 from biaseval.suites import SUITES, SuiteData
-from biaseval.suites.sample import paired_sample_size, sample_suite
+from biaseval.suites.power import expected_tests, level_per_test
+from biaseval.suites.power import sample_size as power_sample_size
+from biaseval.suites.sample import sample_suite
 from biaseval.translate import TRANSLATORS, TextTranslator, Translator
 
 
@@ -149,20 +151,30 @@ def remember_config_secrets(config: RunConfig) -> None:
     remember(*(os.environ.get(name) for name in names if name))
 
 
-def sample_size(config: RunConfig) -> int | None:
-    """Items per suite of the monitor's sample (``monitor.sample``), None for whole suites."""
+def sample_size(config: RunConfig, suites: dict[str, SuiteData]) -> int | None:
+    """Items per suite of the monitor's sample (``monitor.sample``), None for whole suites. With
+    ``detect``, the items McNemar's exact test needs to catch that shift at the level each of the run's
+    tests gets, its tests counted on the whole suites (a sample has no more groups than its suite, so
+    the size errs on the large side)."""
     monitor = config.monitor
     if monitor is None or monitor.sample is None:
         return None
     if monitor.sample.size is not None:
         return monitor.sample.size
-    return paired_sample_size(monitor.sample.detect, monitor.alpha, monitor.power, monitor.churn)
+    tests = expected_tests([group_columns(data) for data in suites.values()], len(monitor.monitored(config.systems)))
+    level = level_per_test(monitor.alpha, tests, monitor.correction)
+    return power_sample_size(monitor.sample.detect, level, monitor.power, monitor.churn)
+
+
+def group_columns(data: SuiteData) -> pl.DataFrame:
+    """The columns of a suite's items that decide which groups a monitoring run tests (``item_groups``)."""
+    return pl.concat([batch.select("item_id", "subset", "tgt_lang", "occupation") for batch in data.batches()])
 
 
 def sampled(config: RunConfig, suites: dict[str, SuiteData]) -> dict[str, SuiteData]:
     """Each suite narrowed to the monitor's sample (after the backends checked the whole suites: a
     recorded system's files hold every item's line)."""
-    size = sample_size(config)
+    size = sample_size(config, suites)
     if size is None:
         return suites
     return {name: sample_suite(data, size, config.monitor.sample.seed) for name, data in suites.items()}

@@ -1,15 +1,5 @@
-"""A suite narrowed to a fixed, seeded, stratified sample of its items, and how many items a paired
-comparison needs.
-
-How many: two runs of one system on the same n items differ on a share ψ of them (discordant pairs);
-a real shift of d adds d one-way flips to a background churn ψ₀ that flips either way, so ψ = ψ₀ + d.
-McNemar's statistic (b − c)/√(b + c) is about normal: under no change b − c has mean 0 and variance
-nψ; under the shift mean nd and variance n(ψ − d²). A two-sided test at α has power 1 − β when
-
-    √n · d = z₁₋α/₂ · √ψ + z₁₋β · √(ψ − d²)
-
-which gives the sample size for a change d, and, solved for d at a given n, the smallest change the
-run detects (``detectable_change``).
+"""A suite narrowed to a fixed, seeded, stratified sample of its items (how many items a paired
+comparison needs: ``biaseval/suites/power.py``).
 
 Which items (``sample_suite``): n items spread over the strata, target language, then subset, then
 occupation, each level in proportion to its groups' sizes by systematic rounding (``allocate``) from a
@@ -25,8 +15,6 @@ sampled items are read in the suite's order. ``profile`` sets the sample beside 
 from __future__ import annotations
 
 import hashlib
-import math
-from statistics import NormalDist
 
 import numpy as np
 import polars as pl
@@ -39,38 +27,6 @@ STRATA = ("tgt_lang", "subset", "occupation")
 CONTENT = ("src_lang", "tgt_lang", "subset", "occupation", "gold", "stereotype", "entity_index", "source", "reference")
 SEPARATOR, NULL = "\x1f", "\x00"
 GAP = 4096  # items between two sampled ones beyond which they are read apart
-
-
-def _z(q: float) -> float:
-    return NormalDist().inv_cdf(q)
-
-
-def paired_power(n: int, change: float, alpha: float, churn: float) -> float:
-    """Power of the two-sided McNemar test on n items for a one-way shift ``change`` over ``churn``."""
-    psi = churn + change
-    if n <= 0 or change <= 0 or psi <= change * change:
-        return 0.0 if change <= 0 or n <= 0 else 1.0
-    return NormalDist().cdf((math.sqrt(n) * change - _z(1 - alpha / 2) * math.sqrt(psi)) / math.sqrt(psi - change ** 2))
-
-
-def paired_sample_size(change: float, alpha: float, power: float, churn: float) -> int:
-    """Items needed to detect a shift of ``change`` with the given power (the formula above)."""
-    psi = churn + change
-    root = _z(1 - alpha / 2) * math.sqrt(psi) + _z(power) * math.sqrt(max(psi - change ** 2, 0.0))
-    return math.ceil((root / change) ** 2)
-
-
-def detectable_change(n: int, alpha: float, power: float, churn: float) -> float:
-    """The smallest shift that n paired items detect with the given power (bisection on the power)."""
-    if n <= 0:
-        return float("nan")
-    low, high = 0.0, 1.0 - churn
-    if paired_power(n, high, alpha, churn) < power:
-        return float("nan")
-    for _ in range(60):
-        mid = (low + high) / 2
-        low, high = (mid, high) if paired_power(n, mid, alpha, churn) < power else (low, mid)
-    return high
 
 
 def _hashes(texts: list[str]) -> np.ndarray:
