@@ -3,7 +3,6 @@ job entry point in jobs/ — the same command `ray job submit` runs."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess

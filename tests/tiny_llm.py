@@ -164,7 +164,6 @@ def misses(model, tokenizer, prompts: list[list[dict]], replies: list[str]) -> l
 @contextmanager
 def serve(model_dir: Path, served_name: str = "tiny-chat") -> Iterator[str]:
     """An OpenAI-compatible server on 127.0.0.1 in front of the model; yields its base URL (…/v1)."""
-    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
