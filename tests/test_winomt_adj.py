@@ -181,8 +181,9 @@ def test_sweep_scores_the_adjective_suite_and_reports_the_table(adj_run):
     assert "whole set, +adj: Acc (%)" in table and "§3.3, Table 4" in table
     from biaseval.report.tables import value_cell
 
-    shown = value_cell(google["acc_replaced"], None, None, "acc").text  # the HTML's precision for Acc
-    assert f'<td class="num">{shown}</td>' in table[:table.index("</table>")]
+    # the HTML's precision for Acc, with its Wilson interval
+    shown = value_cell(google["acc_replaced"], google["replaced_low"], google["replaced_high"], "acc")
+    assert f'<td class="num">{shown.text}<span class="ci">{shown.ci}</span></td>' in table[:table.index("</table>")]
 
 
 def test_the_adjective_goes_where_the_entity_was():
