@@ -72,6 +72,14 @@ def test_winomt_hand_computed():
     assert metric(out, "all", "delta_s")["value"] == pytest.approx((0.8 + 2 / 3) / 2 - 0.25)
     acc_basis = winomt(_wino(gold, pred, stereo), basis="acc", n_boot=10)
     assert metric(acc_basis, "all", "delta_s")["value"] == pytest.approx(3 / 4 - 1 / 4)
+    # on the accuracy basis ΔS is a difference of two shares of independent sets: Newcombe's interval
+    from biaseval.metrics.wilson import difference_interval
+
+    delta_s = metric(acc_basis, "all", "delta_s")
+    assert (delta_s["ci_low"], delta_s["ci_high"]) == pytest.approx(difference_interval(3, 4, 1, 4))
+    every_one_right = winomt(_wino(gold, gold, stereo), basis="acc", n_boot=10)
+    right = metric(every_one_right, "all", "delta_s")
+    assert right["value"] == 0 and right["ci_low"] < 0 < right["ci_high"]  # 4 of 4 against 4 of 4: not a point
     with pytest.raises(ValueError):
         winomt(_wino(gold, pred, stereo), basis="f1")
 
@@ -184,3 +192,37 @@ def test_pairwise_rows():
     assert a["mcnemar_p"]["subset"] == "vs/b" and a["mcnemar_p"]["value"] == pytest.approx(2 * 0.5 ** 6)
     assert a["diff_correct"]["value"] == pytest.approx(0.6) and a["diff_correct"]["n"] == 10
     assert out.filter(pl.col("system") == "b").filter(pl.col("metric") == "diff_correct")["value"].item() == pytest.approx(-0.6)
+
+
+# -- differences of shares: Newcombe's intervals ----------------------------------------------------
+
+def test_a_difference_of_shares_at_the_edges_is_never_a_point():
+    from biaseval.metrics.wilson import difference_interval, paired_difference_interval
+
+    low, high = paired_difference_interval(300, 0, 0, 0)  # every sentence right in both versions
+    assert low < 0 < high and high - low > 0.02
+    low, high = difference_interval(300, 300, 300, 300)
+    assert low < 0 < high
+    # without correlation (φ = 0) the paired interval is the unpaired one of the same two shares
+    a, b, c, d = 25, 25, 25, 25  # p1 = p2 = 0.5, φ = 0
+    assert paired_difference_interval(a, b, c, d) == pytest.approx(difference_interval(a + b, 100, a + c, 100))
+    # agreeing pairs narrow it
+    wide, narrow = paired_difference_interval(25, 25, 25, 25), paired_difference_interval(45, 5, 5, 45)
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
+
+
+@pytest.mark.parametrize("n, p_first, p_second, rho", [(30, 0.9, 0.8, 0.5), (100, 0.6, 0.5, 0.2), (300, 0.97, 0.95, 0.6)])
+def test_newcombes_paired_interval_covers_the_difference(n, p_first, p_second, rho):
+    """Simulated pairs with a known difference: the 95% interval holds it in about 95% of samples
+    (Newcombe's method 10 is a little conservative; 4,000 samples: ±0.7 points of Monte-Carlo error)."""
+    from biaseval.metrics.wilson import paired_difference_interval
+
+    # a 2×2 distribution with these margins and correlation
+    cov = rho * np.sqrt(p_first * (1 - p_first) * p_second * (1 - p_second))
+    both = p_first * p_second + cov
+    cells = np.array([both, p_first - both, p_second - both, 1 - p_first - p_second + both])
+    rng = np.random.default_rng(11)
+    counts = rng.multinomial(n, cells, size=4000)
+    low, high = paired_difference_interval(*counts.T)
+    covered = np.mean((low <= p_first - p_second) & (p_first - p_second <= high))
+    assert 0.93 <= covered <= 0.99, covered

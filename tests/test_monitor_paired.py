@@ -21,12 +21,12 @@ from statsmodels.stats.proportion import confint_proportions_2indep, proportion_
 
 from biaseval.config import MonitorConfig
 from biaseval.metrics.paired import mcnemar_p
-from biaseval.metrics.wilson import wilson_interval
+from biaseval.metrics.wilson import mover, wilson_interval
 from biaseval.monitor import stats
-from biaseval.monitor.compare import compare_items, family, judge, metric_changes, mover
+from biaseval.monitor.compare import compare_items, family, judge, metric_changes
 from biaseval.monitor.stats import adjust, label_tests, marginal_homogeneity_p, wald_p
-from biaseval.suites.power import detectable_shift, item_groups, mcnemar_power
 from biaseval.monitor.verdict import SystemDrift
+from biaseval.suites.power import detectable_shift, item_groups, mcnemar_power
 
 LABELS = ["ambiguous", "female", "male", "neutral", "unknown"]
 

@@ -10,15 +10,15 @@ An output is right unless it has a word only the counterfactual reference has (t
 - ``<lang>``, counterfactual set (``paired``): over the sentences whose two versions both have an
   output, ``acc`` = the share where both are right (what the paper's script prints), and
   ``delta_g`` = Acc(masculine) − Acc(feminine) on those sentences. The two versions of a sentence are
-  one sampling unit: the bootstrap resamples sentences, i.e. draws the four counts of (feminine
-  right?, masculine right?) from one multinomial, so the interval of the gap accounts for the
-  correlation between a sentence's versions.
+  one sampling unit: the gap's interval is Newcombe's for paired shares, from the four counts of
+  (feminine right?, masculine right?), so it accounts for the correlation between a sentence's
+  versions.
 - ``<lang>``, contextual set: ``acc`` over every output (what the script prints), and ``delta_g`` =
-  Acc(masculine) − Acc(feminine) between two different sets of sentences, each resampled within
-  itself (unmarked items count in ``acc`` only).
+  Acc(masculine) − Acc(feminine) between two different sets of sentences (Newcombe's interval for
+  independent shares; unmarked items count in ``acc`` only).
 
-Rows without an output are not scored. Intervals: Wilson's for the shares (``acc``, ``undecided``:
-never a point at 0/n or n/n), seeded percentile bootstraps for the gaps (``bootstrap.py``).
+Rows without an output are not scored. Intervals (``biaseval/metrics/wilson.py``): Wilson's for the
+shares (``acc``, ``undecided``), Newcombe's for the gaps: never a point at 0/n or n/n.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from biaseval.label.reference_words import WRONG_REASONS
-from biaseval.metrics.bootstrap import CONFIDENCE, resample_counts, rng_for
+from biaseval.metrics.bootstrap import CONFIDENCE
 from biaseval.metrics.tidy import MetricRows, count_cells
 
 GENDER_SUBSETS = {"female": "feminine", "male": "masculine", None: "unmarked"}
@@ -72,43 +72,41 @@ def mtgeneval(labelled: pl.DataFrame, *, paired: bool = True, hypothesis: str = 
         strata = []
         for gold, cells in sorted(entry["sets"].items(), key=lambda kv: kv[0] or "~"):
             n = int(cells[0] + cells[1])
-            rng = rng_for(seed, system, suite, tgt, gold or "unmarked")
-            reps = resample_counts(np.array([cells[0], cells[1]]), n_boot, rng)  # for the unpaired gap
             key = (system, suite, f"{tgt}/{GENDER_SUBSETS[gold]}")
             _share(rows, key, "acc", int(cells[0]), n)
             _share(rows, key, "undecided", int(cells[2]), n)
-            strata.append((gold, cells, reps))
+            strata.append((gold, cells))
         if paired:
-            _paired(rows, system, suite, tgt, entry["pairs"], n_boot, seed)
+            _paired(rows, system, suite, tgt, entry["pairs"])
         else:
             _unpaired(rows, system, suite, tgt, strata)
     return rows.frame(confidence)
 
 
-def _paired(rows: MetricRows, system: str, suite: str, tgt: str, pairs: np.ndarray, n_boot: int, seed: int) -> None:
-    """``<lang>``: both versions right, and the gap, over sentence pairs resampled as units."""
+def _paired(rows: MetricRows, system: str, suite: str, tgt: str, pairs: np.ndarray) -> None:
+    """``<lang>``: both versions right, and the gap over the same sentences (a paired interval)."""
     n = int(pairs.sum())
-    reps = resample_counts(pairs, n_boot, rng_for(seed, system, suite, tgt, "pairs"))  # (n_boot, 2, 2)
     both = pairs[1, 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # Acc(masculine) − Acc(feminine) = (feminine wrong, masculine right − feminine right, masculine wrong) / n
-        gap = (pairs[0, 1] - pairs[1, 0]) / n if n else float("nan")
-        gap_reps = (reps[:, 0, 1] - reps[:, 1, 0]) / n if n else np.full(n_boot, np.nan)
+    # Acc(masculine) − Acc(feminine) = (feminine wrong, masculine right − feminine right, masculine wrong) / n
+    gap = (pairs[0, 1] - pairs[1, 0]) / n if n else float("nan")
     _share(rows, (system, suite, tgt), "acc", int(both), n)
-    rows.add(system, suite, tgt, "delta_g", gap, n, gap_reps)
+    # masculine right and feminine right; masculine alone; feminine alone; neither
+    rows.add_paired_difference(system, suite, tgt, "delta_g", gap, n,
+                               (int(pairs[1, 1]), int(pairs[0, 1]), int(pairs[1, 0]), int(pairs[0, 0])))
 
 
 def _unpaired(rows: MetricRows, system: str, suite: str, tgt: str, strata: list) -> None:
     """``<lang>``: accuracy over all outputs; the gap between the masculine and feminine sets."""
-    right = sum(int(cells[0]) for _, cells, _ in strata)
-    n = sum(int(cells[0] + cells[1]) for _, cells, _ in strata)
+    right = sum(int(cells[0]) for _, cells in strata)
+    n = sum(int(cells[0] + cells[1]) for _, cells in strata)
     _share(rows, (system, suite, tgt), "acc", right, n)
-    by_gold = {gold: (cells, r) for gold, cells, r in strata}
+    by_gold = dict(strata)
     if "female" in by_gold and "male" in by_gold:
-        (fc, fr), (mc, mr) = by_gold["female"], by_gold["male"]
+        fc, mc = by_gold["female"], by_gold["male"]
         nf, nm = int(fc[0] + fc[1]), int(mc[0] + mc[1])
         if nf and nm:
-            rows.add(system, suite, tgt, "delta_g", mc[0] / nm - fc[0] / nf, nf + nm, mr[:, 0] / nm - fr[:, 0] / nf)
+            rows.add_difference(system, suite, tgt, "delta_g", mc[0] / nm - fc[0] / nf, nf + nm,
+                                (int(mc[0]), nm), (int(fc[0]), nf))
 
 
 def undecidable(items: pl.DataFrame, split: str) -> pl.DataFrame:

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 
 from biaseval.metrics.bootstrap import intervals
-from biaseval.metrics.wilson import wilson_interval
+from biaseval.metrics.wilson import difference_interval, paired_difference_interval, wilson_interval
 
 METRIC_SCHEMA: dict[str, pl.DataType] = {
     "system": pl.String,
@@ -21,21 +21,41 @@ METRIC_SCHEMA: dict[str, pl.DataType] = {
 
 
 class MetricRows:
-    """Collects metric values, each with its bootstrap replicates or as a share of its ``n`` items;
-    intervals are computed at the end, all rows of a kind at once: percentile intervals of the float
-    replicates (``intervals``), Wilson's score interval for shares (``wilson_interval``: a plain
-    proportion never gets a zero-width interval at 0/n or n/n, as its bootstrap would)."""
+    """Collects metric values, each with its bootstrap replicates, as a share of its ``n`` items, or as
+    a difference of two shares; intervals are computed at the end, all rows of a kind at once:
+    percentile intervals of the float replicates (``intervals``), Wilson's score interval for shares
+    (``wilson_interval``: a plain proportion never gets a zero-width interval at 0/n or n/n, as its
+    bootstrap would), Newcombe's for differences of shares (likewise never a point: 300 of 300
+    against 300 of 300 is not "exactly no difference")."""
 
     def __init__(self) -> None:
         self.keys: list[tuple[str, str, str, str]] = []
         self.values: list[float] = []
         self.ns: list[int] = []
         self._replicates: dict[int, np.ndarray] = {}  # row -> replicates, for rows that are not shares
+        self._differences: dict[int, tuple[str, tuple]] = {}  # row -> differences of shares: their counts
 
     def add(self, system: str, suite: str, subset: str, metric: str, value: float, n: int,
             replicates: np.ndarray) -> None:
         """A metric with no closed-form interval: its bootstrap replicates."""
         self._replicates[len(self.keys)] = np.asarray(replicates, dtype=float)
+        self._append(system, suite, subset, metric, value, n)
+
+    def add_difference(self, system: str, suite: str, subset: str, metric: str, value: float, n: int,
+                       first: tuple[int, int], second: tuple[int, int]) -> None:
+        """A difference of two shares of independent items, ``first`` and ``second`` as (hits, n):
+        Newcombe's hybrid score interval (``wilson.difference_interval``)."""
+        self._differences[len(self.keys)] = ("unpaired", (*first, *second))
+        self._append(system, suite, subset, metric, value, n)
+
+    def add_paired_difference(self, system: str, suite: str, subset: str, metric: str, value: float, n: int,
+                              table: tuple[int, int, int, int]) -> None:
+        """A difference of two shares of the same items, ``table`` = (both, first only, second only,
+        neither): Newcombe's interval for paired data (``wilson.paired_difference_interval``)."""
+        self._differences[len(self.keys)] = ("paired", table)
+        self._append(system, suite, subset, metric, value, n)
+
+    def _append(self, system: str, suite: str, subset: str, metric: str, value: float, n: int) -> None:
         self.keys.append((system, suite, subset, metric))
         self.values.append(float(value))
         self.ns.append(int(n))
@@ -61,6 +81,7 @@ class MetricRows:
         values, ns = np.asarray(self.values), np.asarray(self.ns)
         share = np.ones(len(self.keys), dtype=bool)
         share[list(self._replicates)] = False
+        share[list(self._differences)] = False
         low, high = np.full(len(self.keys), np.nan), np.full(len(self.keys), np.nan)
         low[share], high[share] = wilson_interval(values[share], ns[share], confidence)
         by_length: dict[int, list[int]] = {}  # one percentile call per number of replicates (one, usually)
@@ -68,6 +89,9 @@ class MetricRows:
             by_length.setdefault(len(replicates), []).append(row)
         for rows in by_length.values():
             low[rows], high[rows] = intervals(np.stack([self._replicates[r] for r in rows]), confidence)
+        for row, (kind, counts) in self._differences.items():
+            interval = paired_difference_interval if kind == "paired" else difference_interval
+            low[row], high[row] = interval(*counts, confidence=confidence)
         system, suite, subset, metric = zip(*self.keys)
         return pl.DataFrame(
             {"system": system, "suite": suite, "subset": subset, "metric": metric, "value": self.values,

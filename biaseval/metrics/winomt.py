@@ -12,8 +12,10 @@ All computed from confusion counts, never from rounded percentages:
 - neutral: share of outputs labelled neutral or ambiguous (the paper's N); unknown: share labelled
   unknown.
 Rows without a translation are not scored. Intervals: Wilson's for the shares (acc, neutral,
-unknown: ``SHARES``), a seeded percentile bootstrap for the F1 scores and the differences, which
-resamples the pro, anti and neither (Winogender) sets separately (their sizes are fixed by design).
+unknown: ``SHARES``); Newcombe's for ΔS on the accuracy basis (a difference of two shares of
+independent sets: never a point, even at 100 % against 100 %); a seeded percentile bootstrap for the
+F1 scores and their differences (ΔG, ΔS on macro-F1), which resamples the pro, anti and neither
+(Winogender) sets separately (their sizes are fixed by design).
 """
 
 from __future__ import annotations
@@ -125,6 +127,11 @@ def _add(rows: MetricRows, system: str, suite: str, subset: str, metric: str, va
         rows.add(system, suite, subset, metric, value, n, replicates)
 
 
+def _right(conf: np.ndarray) -> int:
+    """Items of a (gold, pred) table read with their gold gender (``accuracy``'s numerator)."""
+    return int(conf[M, M] + conf[F, F] + conf[N, N])
+
+
 def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", by_target: bool = False, n_boot: int = 1000,
            seed: int = 0, confidence: float = CONFIDENCE) -> pl.DataFrame:
     """WinoMT metrics per system × suite (× target language with ``by_target``): subset ``all`` (acc,
@@ -151,6 +158,10 @@ def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", by_target: bool =
         for metric in point:
             if metric == "delta_s" and not (c[0].sum() and c[1].sum()):
                 continue  # a suite without pro or without anti items (winomt-en-adj) has no ΔS
+            if metric == "delta_s" and basis == "acc":  # a difference of two shares of independent sets
+                rows.add_difference(system, suite, tgt if by_target else "all", metric, point[metric][g], c.sum(),
+                                    (_right(c[0]), int(c[0].sum())), (_right(c[1]), int(c[1].sum())))
+                continue
             _add(rows, system, suite, tgt if by_target else "all", metric, point[metric][g], c.sum(), boot[metric][g])
         for s, stratum in enumerate(STRATUM_NAMES):
             n = int(c[s].sum())

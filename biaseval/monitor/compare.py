@@ -11,6 +11,7 @@ import polars as pl
 
 from biaseval.config import MonitorConfig
 from biaseval.metrics.paired import mcnemar_p, outcome
+from biaseval.metrics.wilson import mover
 from biaseval.monitor.stats import LABEL_METRICS, OUTCOME_METRICS, adjust, label_tests, wald_p
 from biaseval.monitor.verdict import SystemDrift
 from biaseval.run.rundir import RunDir, system_folder
@@ -21,17 +22,6 @@ CHANGE_SCHEMA = {"suite": pl.String, "subset": pl.String, "metric": pl.String, "
                  "change_high": pl.Float64, "test": pl.String, "p": pl.Float64, "p_adjusted": pl.Float64,
                  "significant": pl.Boolean}
 ITEM_COLUMNS = ["item_id", "subset", "tgt_lang", "occupation", "source", "translation", "gold"]
-
-
-def mover(d, cur, base):
-    """Interval of a difference of two independent estimates from their own intervals (MOVER; with
-    Wilson intervals of two shares, Newcombe's hybrid score interval). ``cur`` and ``base`` are
-    (value, low, high), scalars or arrays; NaN where any is missing."""
-    v_c, l_c, u_c = (np.asarray(x, dtype=float) for x in cur)
-    v_b, l_b, u_b = (np.asarray(x, dtype=float) for x in base)
-    low = d - np.sqrt((v_c - l_c) ** 2 + (u_b - v_b) ** 2)
-    high = d + np.sqrt((u_c - v_c) ** 2 + (v_b - l_b) ** 2)
-    return (float(low), float(high)) if np.ndim(low) == 0 else (low, high)
 
 
 def metric_changes(current: pl.DataFrame, baseline: pl.DataFrame, tests: dict[tuple[str, str, str], float],
