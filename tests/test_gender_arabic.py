@@ -62,7 +62,7 @@ CASES = [
     # a verb or a verbal noun in the entity's place names no person
     ("تحدث الطبخ إلى الخياط", [1], U, "not-in-lexicon"),    # "the cook" rendered as "the cooking"
     ("فتح الباب للنظافة", [2], U, "not-in-lexicon"),        # "the cleaner" as "cleanliness"
-    ("وفحص الفاحص", [0], U, "not-in-lexicon"),              # only the verb aligned
+    ("وفحص الفاحص", [0], M, "verb-agreement"),              # only the verb aligned: it agrees with its subject
     ("ساعد المصاحبة", [1], F, "noun"),                      # a verbal noun, also the feminine of مصاحب
     ("أخبر الفني", [1], M, "noun"),                         # the lexicon knows فني only as a verb (ar.yaml)
     ("الnutritionist", [0], U, "not-in-lexicon"),            # a Latin word is not read
@@ -92,6 +92,60 @@ CASES = [
 
 @pytest.mark.parametrize("text, span, label, reason", CASES, ids=ids(CASES))
 def test_rules(ar, text, span, label, reason):
+    assert label_reason(read(ar, text, span)) == (label, reason)
+
+
+# A span without a noun that can name a person (MT-GenEval tags the words that carry a person's gender:
+# verbs, and words with a bound pronoun): the verb's person ending or the pronoun decides, each with its
+# own reason.
+MARKS = [
+    # the perfect: ت 3fs, ن 3fp, وا 3mp; the bare form 3ms
+    ("استقالت من منصبها", [0], F, "verb-agreement"),
+    ("استقال من منصبه", [0], M, "verb-agreement"),
+    ("وعيَّنت", [0], F, "verb-agreement"),                  # diacritics and the conjunction
+    ("قدمن", [0], F, "verb-agreement"),
+    ("أمضوا", [0], M, "verb-agreement"),                    # a verb in ى: أمضى
+    ("تلقت", [0], F, "verb-agreement"),                     # تلقى
+    ("كانت", [0], F, "verb-agreement"),                     # كان: a verb the lexicon lacks (ar.yaml)
+    ("وتوفيت", [0], F, "verb-agreement"),
+    # the imperfect: ت 3fs, ي 3ms, ي...ن 3fp, ...ون 3mp
+    ("كانت تقوم", [1], F, "verb-agreement"),                # قام, imperfect يقوم
+    ("تقوم", [0], U, "not-in-lexicon"),                     # also تقوّم, "he straightened": no context, no gender
+    ("لم تقم", [1], F, "verb-agreement"),                   # the jussive
+    ("يقوم", [0], M, "verb-agreement"),
+    ("تحاول", [0], F, "verb-agreement"),                    # حاول (form III)
+    ("تضيف", [0], F, "verb-agreement"),                     # أضاف (form IV, hollow)
+    ("يعيشن", [0], F, "verb-agreement"),
+    ("يكتسبون", [0], M, "verb-agreement"),
+    ("لم تكن", [1], F, "verb-agreement"),                   # the jussive of كان
+    ("ستعترف", [0], F, "verb-agreement"),                   # the future's س
+    ("لتتمكّن", [0], F, "verb-agreement"),                  # ل of purpose
+    # a bound pronoun: on a preposition or particle, on a noun that names no person, on a verb
+    ("لها", [0], F, "pronoun-suffix"),
+    ("له", [0], M, "pronoun-suffix"),
+    ("كونها", [0], F, "pronoun-suffix"),
+    ("لكنها قررت", [0, 1], F, "pronoun-suffix"),            # the first word that says decides
+    ("أسلوبها", [0], F, "pronoun-suffix"),                  # "her style": أسلوب is masculine, she is not
+    ("وفاته", [0], M, "pronoun-suffix"),                    # "his death": the ة of وفاة is not his
+    ("مكانتهن", [0], F, "pronoun-suffix"),
+    ("أجبرهم", [0], M, "pronoun-suffix"),
+    ("أعطاها", [0], F, "pronoun-suffix"),                   # the object pronoun, not the unmarked verb
+    ("يتابعونها", [0], F, "pronoun-suffix"),
+    # the noun decides wherever the span has one: verbs are not heads (WinoMT's entities)
+    ("قالت المدير", [0, 1], M, "noun"),
+    ("تقول المديرة", [0, 1], F, "noun"),
+    ("يقول المديرة", [0, 1], F, "noun"),
+    ("وأخبر مديرته", [1], F, "noun"),                       # a person noun with a suffix: the noun
+    ("نظمت الغرفة لرئيسها", [2], M, "noun"),                # رئيس names a person (ar.yaml)
+    ("تحدثت مع السباك", [0, 2], M, "noun"),
+    # nothing marks a gender
+    ("لهما", [0], U, "not-in-lexicon"),                     # the dual pronoun has none
+    ("أنا", [0], U, "not-in-lexicon"),
+]
+
+
+@pytest.mark.parametrize("text, span, label, reason", MARKS, ids=ids(MARKS))
+def test_verbs_and_pronouns_without_a_noun(ar, text, span, label, reason):
     assert label_reason(read(ar, text, span)) == (label, reason)
 
 
