@@ -1,15 +1,21 @@
 """The Arabic entity-gender analyser (biaseval/label/analysers/arabic.py, Arramooz lexicon): each rule
 on hand-written sentences (tāʾ marbūṭa and its exceptions, broken and sound plurals, clitics,
-agreement for an epicene or unknown noun, the head among the aligned words), and the span contract."""
+agreement for an epicene or unknown noun, the head among the aligned words, a verb's person ending
+and a bound pronoun where the span has no noun), the span contract, and, on the lexicon's own verbs
+and nouns, that every perfect ending is read and that a verb never outranks a noun."""
 
 from __future__ import annotations
 
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from biaseval.label.analysers import MissingAnalyser, analyser_for
 from biaseval.label.analysers.arabic import Arabic
+from biaseval.label.analysers.arabic_forms import imperfect_stems
+from biaseval.label.analysers.base import MARK_REASONS
 from biaseval.label.tokens import tokenize
 
 from gender_cases import F, M, N, U, check_span_contract, ids, label_reason, read
@@ -45,6 +51,12 @@ CASES = [
     ("الصيادلة", [0], M, "noun"),
     ("الأطباء", [0], M, "noun"),                            # a broken plural without ة
     ("الممرضات", [0], F, "noun"),                           # a sound feminine plural
+    ("كاتبات", [0], F, "noun"),                             # not ك + اتبات
+    ("الأميرات", [0], F, "noun"),                           # also a broken plural to the lexicon
+    ("ابنتان", [0], F, "noun"),                             # a feminine dual
+    ("المولودتين", [0], F, "noun"),
+    ("الإناث", [0], F, "noun"),                             # the lexicon's feminine broken plural (ar.yaml)
+    ("الصغرى", [0], F, "noun"),                             # a feminine elative (ar.yaml)
     ("المحاسبون", [0], M, "noun"),                          # a sound masculine plural
     # the head among the aligned words: a verb or a verbal noun aligned too is passed over
     ("قام النجار بعمل مكتب", [0, 1], M, "noun"),
@@ -62,7 +74,6 @@ CASES = [
     # a verb or a verbal noun in the entity's place names no person
     ("تحدث الطبخ إلى الخياط", [1], U, "not-in-lexicon"),    # "the cook" rendered as "the cooking"
     ("فتح الباب للنظافة", [2], U, "not-in-lexicon"),        # "the cleaner" as "cleanliness"
-    ("وفحص الفاحص", [0], M, "verb-agreement"),              # only the verb aligned: it agrees with its subject
     ("ساعد المصاحبة", [1], F, "noun"),                      # a verbal noun, also the feminine of مصاحب
     ("أخبر الفني", [1], M, "noun"),                         # the lexicon knows فني only as a verb (ar.yaml)
     ("الnutritionist", [0], U, "not-in-lexicon"),            # a Latin word is not read
@@ -79,6 +90,7 @@ CASES = [
     ("السباك", [0], M, "noun"),                             # unknown, no ة: the unmarked masculine
     # indefinites and generic nouns
     ("أخبر الفني أحدهم", [2], N, "indefinite"),
+    ("إحدى اللاعبات", [0], N, "indefinite"),                 # the feminine أحد
     ("قال لشخص ما", [1], N, "indefinite"),
     ("التقى شخصا ما", [1, 2], N, "indefinite"),             # the tanwīn alif
     ("قال لشخص ما", [2], N, "indefinite"),                  # only ما aligned
@@ -138,6 +150,12 @@ MARKS = [
     ("وأخبر مديرته", [1], F, "noun"),                       # a person noun with a suffix: the noun
     ("نظمت الغرفة لرئيسها", [2], M, "noun"),                # رئيس names a person (ar.yaml)
     ("تحدثت مع السباك", [0, 2], M, "noun"),
+    ("ألبومها", [0], F, "pronoun-suffix"),                  # ها after a word the lexicon lacks
+    ("كن", [0], F, "verb-agreement"),                       # they (f) were: listed in ar.yaml (the lexicon's كنّ "hid")
+    ("وفحص الفاحص", [0], M, "verb-agreement"),              # only the verb aligned: it agrees with its subject
+    ("مٌنحت", [0], F, "verb-agreement"),                    # also a noun to the lexicon; marked: the verb
+    # a verbal noun in the span names no person: the verb aligned with it agrees with it, and is not read
+    ("قال الإنتقال", [0, 1], U, "not-in-lexicon"),
     # nothing marks a gender
     ("لهما", [0], U, "not-in-lexicon"),                     # the dual pronoun has none
     ("أنا", [0], U, "not-in-lexicon"),
@@ -147,6 +165,70 @@ MARKS = [
 @pytest.mark.parametrize("text, span, label, reason", MARKS, ids=ids(MARKS))
 def test_verbs_and_pronouns_without_a_noun(ar, text, span, label, reason):
     assert label_reason(read(ar, text, span)) == (label, reason)
+
+
+@pytest.mark.parametrize("past, vowel, triliteral, stem", [
+    ("كتب", "ضمة", True, "كتب"),        # sound: يكتب
+    ("قام", "ضمة", True, "قوم"),        # hollow: يقوم, and the jussive يقم
+    ("قام", "ضمة", True, "قم"),
+    ("باع", "كسرة", True, "بيع"),
+    ("نام", "فتحة", True, "نام"),
+    ("رمى", "كسرة", True, "رمي"),       # defective: يرمي, يدعو, يبقى
+    ("دعا", "ضمة", True, "دعو"),
+    ("بقي", "فتحة", True, "بقى"),
+    ("وصل", "كسرة", True, "صل"),        # assimilated: يصل
+    ("أعلن", "فتحة", False, "علن"),     # form IV: يعلن, يريد, يعطي
+    ("أراد", "فتحة", False, "ريد"),
+    ("أعطى", "فتحة", False, "عطي"),
+    ("انضم", "فتحة", False, "نضم"),     # forms VII, VIII, X: ينضم, يشتري, يستقيل
+    ("اشترى", "فتحة", False, "شتري"),
+    ("استقال", "فتحة", False, "ستقيل"),
+    ("تزوج", "فتحة", False, "تزوج"),    # forms V, II, III: يتزوج, يساعد, ينادي
+    ("ساعد", "فتحة", False, "ساعد"),
+    ("نادى", "فتحة", False, "نادي"),
+])
+def test_imperfect_stems(past, vowel, triliteral, stem):
+    assert stem in imperfect_stems(past, vowel, triliteral)
+
+
+_PERFECT_ENDINGS = {"ت": F, "وا": M, "ن": F}  # she; they (m); they (f)
+_WEAK = "ىاي"  # a verb in one of these changes its last letter before an ending (أعطى: أعطت)
+
+
+def _sound_verbs(ar: Arabic) -> list[str]:
+    return sorted(v for v in ar.lexicon.verbs if len(v) >= 3 and v[-1] not in _WEAK and ar.lexicon.verb(v))
+
+
+@pytest.mark.property
+@given(st.data())
+def test_every_perfect_ending_of_a_lexicon_verb_is_read(ar, data):
+    """Any past-tense verb of the lexicon with ت, وا or ن, alone in a span, reads as she, they (m), they
+    (f), unless the lexicon also has that word as a verb of its own (حسن is "was good", not حس + ن) or
+    as a noun that can name a person, which a span holding it reads as a noun."""
+    verb = data.draw(st.sampled_from(_sound_verbs(ar)))
+    ending = data.draw(st.sampled_from(sorted(_PERFECT_ENDINGS)))
+    word = verb + ending
+    if ar.lexicon.verb(word) or ar.lexicon.noun(word) or ar.stem(word)[0] != word:
+        return
+    assert label_reason(read(ar, word, [0])) == (_PERFECT_ENDINGS[ending], "verb-agreement"), word
+
+
+@pytest.mark.property
+@given(st.data())
+def test_a_verb_never_decides_where_the_span_has_a_noun(ar, data):
+    """A WinoMT span holding a verb (any person) and a masculine agent noun of the lexicon ("قالت
+    المدير") is read from the noun: verbs are not heads."""
+    verb = data.draw(st.sampled_from(_sound_verbs(ar))) + data.draw(st.sampled_from(["", "ت", "وا", "ن"]))
+    noun = data.draw(st.sampled_from(_agent_nouns(ar)))
+    reading = read(ar, f"{verb} ال{noun}", [0, 1])
+    assert reading.reason not in MARK_REASONS and reading.label == M, (verb, noun, reading)
+
+
+def _agent_nouns(ar: Arabic) -> list[str]:
+    return sorted(w for w, entries in ar.lexicon.nouns.items()
+                  if len(w) >= 3 and not w.endswith("ة") and all(e.agent and e.gender == "m" and not e.broken_plural
+                                                                 for e in entries)
+                  and not ar.lexicon.verb(w) and not ar.lexicon.is_broken_plural(w))
 
 
 def test_evidence(ar):

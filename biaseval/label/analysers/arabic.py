@@ -1,96 +1,133 @@
-"""Arabic: the gender of an entity from the morphology of its head noun, with the Arramooz lexicon.
+"""Arabic: the gender of an entity from the morphology of its head noun, with the Arramooz lexicon;
+without a noun, from a verb's person ending or a bound pronoun.
 
 Arabic person nouns mark the feminine with tāʾ marbūṭa (ة): مدير / مديرة, ممرض / ممرضة, كاتب /
 كاتبة (the feminine of an agent noun), ميكانيكي / ميكانيكية. The ending alone is not enough: some
 nouns in ة are masculine (علامة, خليفة) and many broken plurals of masculine nouns end in ة
 (أساتذة, صيادلة, كتبة, قضاة), while a few feminine nouns have no ة (أم, بنت). So the ending is
-read against a lexicon.
+read against a lexicon. Arabic also marks a person's gender on the verb (قالت "she said", تقول "she
+says", قلن "they (f) said") and on bound pronouns (لها "to her", كونها "her being"): where the span
+has no noun, those decide (rules 11-12; MT-GenEval tags them, a WinoMT entity is a noun phrase).
 
 The lexicon
 -----------
-Arramooz (PyPI ``arramooz-pysqlite``: an SQLite dictionary of about 30,000 Arabic nouns and 14,000
-verbs, read offline from the installed package) gives, per unvocalized noun, its gender (مذكر,
-مؤنث), its number (مفرد singular, جمع تكسير broken plural) and its broken plurals; for verbs, the
-past-tense third person masculine singular form (قال, أراد). Words are compared without diacritics
-and tatweel; a word not found is looked up again with its hamzated alif (أ إ آ) written ا, as MT
-output often drops the hamza. ``biaseval/data/entity_gender/ar.yaml`` lists what the lexicon gets
-wrong or lacks, with reasons.
+Arramooz, read by ``arabic_lexicon.py``: per unvocalized noun its gender, number, broken plurals and
+word type (verbal noun, agent noun, adjective); its verbs in the past tense's third person masculine
+singular (قال, أراد), from which ``arabic_forms.py`` recognizes the conjugated forms (perfect and
+imperfect, with an object pronoun). ``biaseval/data/entity_gender/ar.yaml`` lists what the lexicon
+gets wrong or lacks, with reasons.
 
 Clitics
 -------
 A token may carry the conjunctions و/ف, a preposition ب/ل/ك, the article ال (ل + ال is written
 لل), and at the end a pronoun (ه, ها, هم, ...; before it ة is written ت: مديرته). The *stem* of a
-token is the first of its readings with those stripped, in that order, that the lexicon knows;
-failing any, the token with its prefixes stripped (for the ending rules). A final tanwīn alif
-(شخصا) is dropped too.
+token is the first of its readings with those stripped, in that order, that the lexicon knows (a
+sound plural of an agent noun counts: كاتبات is not ك + اتبات); failing any, a word ending in a
+pronoun no Arabic word ends in (ها, هم, هن, هما) without it (ألبومها), else the token with its
+prefixes stripped (for the ending rules). A final tanwīn alif (شخصا) is dropped too. A listed
+particle with a pronoun (``pronoun_hosts``: لها, عليه, لكنها, لنفسها) is a pronoun, never a noun.
 
 Rules, for one row (span non-empty, checked by ``base.GenderAnalyser.analyse``)
 --------------------------------------------------------------------------------
 
-1. Indefinite: a span token whose stem is listed under ``indefinite`` (أحدهم, أحد), or شخص followed
-   by ما (either word aligned) -> ``neutral`` (``indefinite``).
+1. Indefinite: a span token whose stem is listed under ``indefinite`` (أحدهم, أحد, إحدى), or شخص
+   followed by ما (either word aligned) -> ``neutral`` (``indefinite``).
 2. Head: among the span tokens not listed under ``not_heads`` (prepositions, pronouns, ...) with
    Arabic letters, the first of the highest rank: a word that can name a person (a listed word, a
    lexicon noun that is not only a verbal noun, a broken plural, the feminine in ة of a masculine
    noun the lexicon lacks: مديرة); then a verbal noun in ة that is also the feminine of an agent
    noun (مصاحبة "accompanying" or "attendant (f)"); then a word the lexicon does not know; then a
-   bare word (no article, preposition or suffix) that is both such a noun and a past-tense verb
+   bare word (no article, preposition or suffix) that is both such a noun and a conjugated verb
    (جادل "argued", to Arramooz also a noun; ساعد "helped" or "forearm"; عامل "treated" or
    "worker") where a clause starts (the sentence's first word, after punctuation, or with the
-   conjunction و/ف), the place of the verb in Arabic's verb-subject order; then the rest (verbs, a
-   past-tense verb with the feminine ت, verbal nouns). Aligners often link the verb before the
-   subject too ("قام النجار": قام is passed over; "جادل المطور": the noun is read, not جادل;
-   "قام عامل البناء": عامل, not at a clause's start, is the noun "worker"). Arabic noun phrases
-   start with their head: "موظفة الاستقبال" (receptionist), "مدبرة المنزل" (housekeeper), "الطبيب
-   النفسي" (psychologist); when the chosen
-   token cannot name a person itself and is a definite noun, and the word right before it, outside
-   the span, is an indefinite noun that can (a construct head), that word is the head ("لموظفة
-   الاستقبال" aligned to الاستقبال alone). No candidate -> unknown ``not-in-lexicon``.
-3. A head that is a verb or a verbal noun only (الطبخ "cooking" for "the cook", النظافة
-   "cleanliness" for "the cleaner") -> unknown ``not-in-lexicon``: the translation has no person
-   there to read.
+   conjunction و/ف), the place of the verb in Arabic's verb-subject order; then a noun that names
+   no person carrying a pronoun (أسلوبها "her style"; a noun names a person when it is listed, an
+   agent noun of the lexicon or listed under ``persons``: مديرته "his manager (f)", لرئيسها "to her
+   chief" keep their noun); then the rest (verbs in any person: قالت, تقول, يعيشن; verbal nouns; a
+   particle with a pronoun). Aligners often link the verb before the subject too ("قام النجار":
+   قام is passed over; "جادل المطور": the noun is read, not جادل; "قام عامل البناء": عامل, not at a
+   clause's start, is the noun "worker"). Arabic noun phrases start with their head: "موظفة
+   الاستقبال" (receptionist), "مدبرة المنزل" (housekeeper), "الطبيب النفسي" (psychologist); when the
+   chosen token cannot name a person itself and is a definite noun, and the word right before it,
+   outside the span, is an indefinite noun that can (a construct head), that word is the head
+   ("لموظفة الاستقبال" aligned to الاستقبال alone).
+3. No head that is a noun (none at all, or one ranked below the verbs-or-nouns, or a verb-or-noun
+   that is not the bare past: منحت is read as منح + ت) -> the person marks of rules 11-12; none ->
+   unknown ``not-in-lexicon``. A verbal noun in the entity's place (الطبخ "cooking" for "the cook",
+   النظافة "cleanliness" for "the cleaner") names no person, and a verb aligned with it agrees
+   with it: then no verb is read.
 4. The head's stem listed under ``generic`` (شخص, إنسان) -> ``neutral`` (``noun``); under
-   ``female`` / ``male`` (the lexicon's gaps and errors) -> that gender (``noun``).
+   ``female`` / ``male`` (the lexicon's gaps and errors, and the feminine elatives الكبرى, الأولى)
+   -> that gender (``noun``).
 5. *Agreement*, for a stem listed under ``epicene`` (one form for both sexes: شيف, عمدة) or a word
    without ة the lexicon does not know (a loanword): the first of these that exists decides
    (``agreement``): the past-tense verb right before the head when the head is its subject (no
    preposition on it and no ``not_heads`` word before it: "قالت الشيف"), a feminine adjective right
    after the head with the same definiteness (ة on an adjective the lexicon knows: "الشيف الجديدة";
    a masculine adjective has no mark that tells it from a following noun, so it is not read), or a
-   past-tense verb right after it ("الشيف قالت"). A verb is feminine when it is a lexicon verb plus
-   ت (قالت), masculine when it is a lexicon verb as is. No agreement for a listed epicene noun ->
-   unknown ``epicene-no-article``.
-6. A broken plural (the stem is a listed broken plural of a masculine noun, or a lexicon entry
-   marked as one) -> ``male`` (``noun``): a masculine plural, read as male as in the other
-   languages.
+   past-tense verb right after it ("الشيف قالت"). A verb is feminine when it is a past-tense verb
+   (of the lexicon or ``verbs``) plus ت (قالت), masculine as is. No agreement for a listed epicene
+   noun -> unknown ``epicene-no-article``.
+6. ات after a masculine agent noun (الأميرات, السجينات) -> ``female`` (``noun``), even where the
+   lexicon also lists the word as a broken plural. A broken plural (the stem is a listed broken
+   plural of a masculine noun, or a lexicon entry marked as one) -> ``male`` (``noun``): a masculine
+   plural, read as male as in the other languages.
 7. A stem ending in ة: ``male`` when every lexicon entry of it is a masculine singular (علامة);
    ``female`` otherwise (``noun``): the feminine of a known masculine noun or adjective (مديرة,
    ممرضة, ميكانيكية), a feminine noun of the lexicon, or a word the lexicon does not know (a
    feminine loan form: سكرتيرة).
-8. Sound plurals: ات after a known masculine singular (الممرضات) -> ``female``; ون/ين after one
-   (المحاسبون) -> ``male`` (``noun``).
+8. Sound plurals and duals: ات after a known masculine singular (الممرضات) -> ``female``; ون/ين
+   after one (المحاسبون) -> ``male``; تان/تين after one (ابنتان, المولودتين: two women) ->
+   ``female`` (``noun``).
 9. A word without ة the lexicon does not know, made of three or more Arabic letters -> ``male``
    (``noun``): Arabic's unmarked, masculine form (السباك: the lexicon lacks سباك); with other
    characters (a Latin word left untranslated) -> unknown ``not-in-lexicon``.
 10. Any other stem the lexicon knows as masculine (مدير, طبيب, مزارع) -> ``male`` (``noun``): the
     masculine form is what names a man when a feminine form exists.
 
-Not handled: present-tense verb agreement (تقول / يقول), pronouns referring back (لأنها), and a span
-that covers two noun phrases ("فحصت الممرضة النجار", both aligned to "carpenter"): the first is
-read. A conjugated verb the lexicon does not know (يصاحب) can be taken for an unknown masculine
-noun (rule 9).
+Without a noun (rule 3), the first span token, in order, that marks a gender decides:
+
+11. *A bound pronoun* (``pronoun-suffix``): ها, هن her, them (f) -> ``female``; ه, هم him, them (m)
+    -> ``male``; on a listed particle (لها, لكنها), on a noun that names no person (كونها "her
+    being", أسلوبها, وفاته "his death": the ة of وفاة is not his), or as the object of a verb
+    (أعطاها "he gave her", يتابعونها "they follow her", منحته "she granted him"): the object, not
+    the subject, as a tagged verb with an object is mostly tagged for it. هما (the two of them) and
+    the first and second persons say no gender.
+12. *A verb's person ending* (``verb-agreement``), on a word ``arabic_forms`` recognizes as a
+    conjugated verb (no ``not_heads`` word): perfect قال he, قالت she, قلن they (f), قالوا they
+    (m); imperfect يقول he, تقول she (also "you (m)": read as she, as third-person prose has it),
+    يقلن they (f), يقولون they (m); after the future's س or the ل of purpose too. A word that is both
+    a perfect and an imperfect of another person (تقوم: تقوّم "he straightened" or "she does"; تحدث
+    "he spoke" or "it (f) happens") is the imperfect after a word listed under ``before_imperfect``
+    (لم, أن, كانت: "لم تكن"), and says nothing elsewhere. The verb agrees with its subject: in
+    MT-GenEval's biographies the person; in a WinoMT span that holds only a verb, the entity when
+    the aligner linked the verb of the entity's clause in the noun's place ("وفحص الفاحص", the
+    examiner examined), the other entity when it linked the other's verb (docs/winomt-en.md says
+    how often).
+
+Not handled: pronouns referring back from outside the span (لأنها), free pronouns (هي, هو: listed
+under ``not_heads``), relative pronouns (التي, الذي), feminine numerals, and a span that covers two
+noun phrases ("فحصت الممرضة النجار", both aligned to "carpenter"): the first is read. A noun that
+names no person but has an agent reading too (منصب "post", also the participle "erecting"; مكتب
+"office") keeps its noun reading with a pronoun. Irregular verbs the forms do not make (رأى: يرى is
+listed; others are not read).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
 from typing import ClassVar
 
-from biaseval.errors import ConfigError
 from biaseval.label.analysers.arabic_forms import PRONOUNS, Conjugations
-from biaseval.label.analysers.arabic_lexicon import ARABIC, HAMZA_ALIF, Lexicon, arramooz_path, lexicon, normalize
-from biaseval.label.analysers.base import GenderAnalyser, Reading, WordLists
+from biaseval.label.analysers.arabic_lexicon import (
+    ARABIC,
+    HAMZA_ALIF,
+    Lexicon,
+    arramooz_path,
+    lexicon,
+    normalize,
+    word_data,
+)
+from biaseval.label.analysers.base import GenderAnalyser, Reading
 
 _CONJUNCTIONS = ("و", "ف")
 _PREPOSITIONS = ("ب", "ل", "ك")
@@ -100,46 +137,6 @@ _PRONOUN_GENDER = dict(PRONOUNS)  # a bound pronoun -> "m", "f" or None
 _PLAIN_SUFFIXES = ("هما", "هم", "هن", "ها")  # pronouns that end almost no Arabic word
 # how likely a token is to be the entity's head noun (rule 2); from _UNKNOWN up, a noun
 _PERSON, _DERIVED, _UNKNOWN, _VERB_OR_NOUN, _POSSESSED, _OTHER = 5, 4, 3, 2, 1, 0
-
-
-@dataclass(frozen=True)
-class _Data:
-    indefinite: frozenset[str]
-    generic: frozenset[str]
-    female: frozenset[str]
-    male: frozenset[str]
-    epicene: frozenset[str]
-    not_heads: frozenset[str]
-    persons: frozenset[str]  # nouns that name people, which the lexicon does not class as agents
-    pronoun_hosts: frozenset[str]  # particles that carry a bound pronoun (لكن: لكنها)
-    before_imperfect: frozenset[str]  # particles and auxiliaries that an imperfect follows (لم تكن)
-    verbs: dict[str, tuple[str, ...]]  # past-tense verbs the lexicon lacks -> their imperfect stems
-    verb_forms: dict[str, str]  # conjugated forms the rules do not make -> their subject's gender (كن: f)
-
-
-@cache
-def _data() -> _Data:
-    lists = WordLists("ar.yaml")
-    where = lists.where
-
-    def words(key: str) -> frozenset[str]:
-        return frozenset(lists.words(key, ARABIC.fullmatch, "a list of Arabic words without diacritics"))
-
-    verbs = lists.raw.get("verbs")
-    if not isinstance(verbs, dict) or not all(
-            isinstance(k, str) and ARABIC.fullmatch(k) and isinstance(v, list) and v
-            and all(isinstance(x, str) and ARABIC.fullmatch(x) for x in v) for k, v in verbs.items()):
-        raise ConfigError(f"{where}: verbs: expected a mapping of Arabic past-tense verbs to lists of imperfect stems")
-    forms = lists.raw.get("verb_forms")
-    if not isinstance(forms, dict) or not all(isinstance(k, str) and ARABIC.fullmatch(k) and v in ("m", "f")
-                                              for k, v in forms.items()):
-        raise ConfigError(f"{where}: verb_forms: expected a mapping of Arabic words to m or f")
-    data = _Data(*(words(k) for k in ("indefinite", "generic", "female", "male", "epicene", "not_heads",
-                                      "persons", "pronoun_hosts", "before_imperfect")),
-                 {k: tuple(v) for k, v in verbs.items()}, dict(forms))
-    if data.female & data.male:
-        raise ConfigError(f"{where}: listed as female and as male: {', '.join(sorted(data.female & data.male))}")
-    return data
 
 
 def _without_prefixes(word: str) -> list[tuple[str, bool]]:
@@ -171,7 +168,7 @@ class Arabic(GenderAnalyser):
 
     def __init__(self) -> None:
         self.lexicon = lex = lexicon(arramooz_path())
-        self.data = data = _data()
+        self.data = data = word_data()
         self._listed = data.indefinite | data.generic | data.female | data.male | data.epicene | data.persons
         listed_stems = {s for stems in data.verbs.values() for s in stems}
         self.verbs = Conjugations(self._is_past, lex.imperfect | listed_stems, data.verb_forms)

@@ -1,4 +1,4 @@
-"""The Arramooz lexicon, as the Arabic analyser (``arabic.py``) reads it.
+"""The Arramooz lexicon and the word lists of ``ar.yaml``, as the Arabic analyser (``arabic.py``) reads them.
 
 Arramooz (PyPI ``arramooz-pysqlite``: an SQLite dictionary of about 30,000 Arabic nouns and 14,000
 verbs, read offline from the installed package) gives, per unvocalized noun, its gender (مذكر,
@@ -18,8 +18,9 @@ from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 
+from biaseval.errors import ConfigError
 from biaseval.label.analysers.arabic_forms import imperfect_stems
-from biaseval.label.analysers.base import MissingAnalyser
+from biaseval.label.analysers.base import MissingAnalyser, WordLists
 
 _HINT = "pip install arramooz-pysqlite (or 'biaseval[winomt]')"
 _DIACRITICS = re.compile("[\u064b-\u0652\u0670\u0640]")  # harakat, tanwin, shadda, sukun, dagger alif, tatweel
@@ -117,4 +118,46 @@ def lexicon(path: Path | None = None) -> Lexicon:
                    frozenset(imperfect | {s.translate(HAMZA_ALIF) for s in imperfect}))
 
 
-__all__ = ["ARABIC", "HAMZA_ALIF", "Lexicon", "arramooz_path", "lexicon", "normalize"]
+@dataclass(frozen=True)
+class WordData:
+    """The word lists of ``ar.yaml`` (what each is for: that file's comments)."""
+
+    indefinite: frozenset[str]
+    generic: frozenset[str]
+    female: frozenset[str]
+    male: frozenset[str]
+    epicene: frozenset[str]
+    not_heads: frozenset[str]
+    persons: frozenset[str]  # nouns that name people, which the lexicon does not class as agents
+    pronoun_hosts: frozenset[str]  # particles that carry a bound pronoun (لكن: لكنها)
+    before_imperfect: frozenset[str]  # particles and auxiliaries that an imperfect follows (لم تكن)
+    verbs: dict[str, tuple[str, ...]]  # past-tense verbs the lexicon lacks -> their imperfect stems
+    verb_forms: dict[str, str]  # conjugated forms the rules do not make -> their subject's gender (كن: f)
+
+
+@cache
+def word_data() -> WordData:
+    lists = WordLists("ar.yaml")
+    where = lists.where
+
+    def words(key: str) -> frozenset[str]:
+        return frozenset(lists.words(key, ARABIC.fullmatch, "a list of Arabic words without diacritics"))
+
+    verbs = lists.raw.get("verbs")
+    if not isinstance(verbs, dict) or not all(
+            isinstance(k, str) and ARABIC.fullmatch(k) and isinstance(v, list) and v
+            and all(isinstance(x, str) and ARABIC.fullmatch(x) for x in v) for k, v in verbs.items()):
+        raise ConfigError(f"{where}: verbs: expected a mapping of Arabic past-tense verbs to lists of imperfect stems")
+    forms = lists.raw.get("verb_forms")
+    if not isinstance(forms, dict) or not all(isinstance(k, str) and ARABIC.fullmatch(k) and v in ("m", "f")
+                                              for k, v in forms.items()):
+        raise ConfigError(f"{where}: verb_forms: expected a mapping of Arabic words to m or f")
+    data = WordData(*(words(k) for k in ("indefinite", "generic", "female", "male", "epicene", "not_heads",
+                                         "persons", "pronoun_hosts", "before_imperfect")),
+                    {k: tuple(v) for k, v in verbs.items()}, dict(forms))
+    if data.female & data.male:
+        raise ConfigError(f"{where}: listed as female and as male: {', '.join(sorted(data.female & data.male))}")
+    return data
+
+
+__all__ = ["ARABIC", "HAMZA_ALIF", "Lexicon", "WordData", "arramooz_path", "lexicon", "normalize", "word_data"]
