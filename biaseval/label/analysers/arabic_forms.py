@@ -6,7 +6,7 @@ Arramooz lists each verb once, in the past tense's third person masculine singul
 writes are built from it here, unvocalized:
 
 - the perfect's endings: ت she (قالت; also "I"/"you", which third-person prose rarely uses), تا the
-  two of them (f), ن they (f) (قلن, كن: a hollow verb loses its ا), وا they (m) (قالوا; و before an
+  two of them (f), ن they (f) (قلن: a hollow verb loses its ا), وا they (m) (قالوا; و before an
   object pronoun: أخذوها); a verb in ى or ا drops it before them (أعطت, أمضوا, أمضين);
 - the imperfect: ي he, ت she, each followed by the stem, ي...ن and ت...ن they (f), ...ون / ...وا
   they (m), ت...ين and ت...ي you (f), ي...ان / ت...ان the two of them (m / f); after the future's
@@ -21,8 +21,9 @@ writes are built from it here, unvocalized:
   of them (no gender); ك, كم, ني, نا are not third persons (no gender either).
 
 These forms over-generate a little (a few words are both a noun and such a verb form: the
-analyser asks the lexicon's nouns first) and miss irregular verbs (رأى: يرى); ``ar.yaml`` lists
-verbs the lexicon lacks (كان, مات, توفي) with their imperfect stems.
+analyser asks the lexicon's nouns first) and miss irregular verbs; ``ar.yaml`` lists verbs the
+lexicon lacks (كان, مات, توفي) with their imperfect stems, an irregular stem (رأى: يرى), and forms the
+endings do not make (كن, "they (f) were", which the lexicon has as كنّ "hid").
 """
 
 from __future__ import annotations
