@@ -135,6 +135,7 @@ _SUFFIXES = ("هما", "هم", "هن", "ها", "كم", "ه", "ك", "ي")
 _LABEL = {"m": "male", "f": "female"}
 _PRONOUN_GENDER = dict(PRONOUNS)  # a bound pronoun -> "m", "f" or None
 _PLAIN_SUFFIXES = ("هما", "هم", "هن", "ها")  # pronouns that end almost no Arabic word
+_THIRD_PERSON = (*_PLAIN_SUFFIXES, "ه")
 # how likely a token is to be the entity's head noun (rule 2); from _UNKNOWN up, a noun
 _PERSON, _DERIVED, _UNKNOWN, _VERB_OR_NOUN, _POSSESSED, _OTHER = 5, 4, 3, 2, 1, 0
 
@@ -318,12 +319,14 @@ class Arabic(GenderAnalyser):
                                 stem[:-2] if len(stem) > 4 and stem.endswith(("ات", "ون", "ين")) else ""))
 
     def _host(self, word: str) -> str | None:
-        """The bound pronoun on a listed particle (لها, لكنها, عليه, لنفسها), or None."""
+        """The third-person pronoun on a listed particle (لها, لكنها, عليه, لنفسها), or None; not in a
+        noun of the lexicon (بني "brown" is not ب + ني, البنه is not ال + ب + ه)."""
         found = self._hosts.get(word, "")
         if found == "":
             found = self._hosts[word] = next(
-                (suffix for form, _ in _without_prefixes(word) for suffix, _ in PRONOUNS
-                 if form.endswith(suffix) and form[:-len(suffix)] in self.data.pronoun_hosts), None)
+                (suffix for form, _ in _without_prefixes(word) for suffix in _THIRD_PERSON
+                 if form.endswith(suffix) and form[:-len(suffix)] in self.data.pronoun_hosts
+                 and not self.lexicon.noun(form)), None)
         return found
 
     def _head(self, words: list[str], span: list[int]) -> tuple[int | None, int]:
