@@ -241,8 +241,8 @@ def labeller_table(data_dir):
 
 # The least each language's analyser must do on MT-GenEval's tagged test references: accuracy (right of
 # what it reads) and coverage of the spans that are not pronouns (docs/mt-geneval.md says what remains).
-FLOORS = {"ar": (0.68, 0.75), "de": (0.97, 0.65), "es": (0.98, 0.83), "fr": (0.97, 0.79), "it": (0.97, 0.76),
-          "pt": (0.97, 0.62), "ru": (0.93, 0.52)}
+FLOORS = {"ar": (0.94, 0.94), "de": (0.97, 0.65), "es": (0.98, 0.83), "fr": (0.97, 0.79), "it": (0.97, 0.76),
+          "pt": (0.97, 0.83), "ru": (0.93, 0.52)}
 
 
 @pytest.mark.slow

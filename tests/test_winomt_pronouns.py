@@ -30,6 +30,16 @@ def test_the_first_gendered_pronoun_after_the_entity():
     assert pronoun_gender("sie", "xx") is None  # a language without a list
 
 
+def test_portuguese_pronouns_are_the_singular_third_persons_and_not_the_articles():
+    """ele/ela and their contractions with de/em (dele, nela); "o"/"a" are also the articles and the
+    plurals eles/elas may be about both entities, as Spanish ellos/ellas and French ils/elles are left out."""
+    assert [pronoun_gender(w, "pt") for w in ("ele", "Ela", "dele", "dela", "nele", "nela")] == [
+        "male", "female", "male", "female", "male", "female"]
+    assert [pronoun_gender(w, "pt") for w in ("o", "a", "eles", "elas", "lhe", "seu", "sua")] == [None] * 7
+    tokens = tokenize("O médico disse à enfermeira que ela estava atrasada .", "pt")
+    assert later_pronoun(tokens, [0, 1], "pt") == (tokens.index("ela"), "female")
+
+
 def test_follow_pronoun_overrides_the_noun_reading_only_where_a_pronoun_follows():
     noun = Reading("male", "noun", "den Arzt")
     tokens = tokenize("Die Krankenschwester sah den Arzt und bat sie .", "de")

@@ -51,9 +51,14 @@ GenderLabel = Literal["male", "female", "neutral", "unknown"]
 #   conflict              the evidence disagrees (e.g. a masculine article before a feminine noun)
 REASONS = ("article", "noun", "agreement", "indefinite",
            "no-alignment", "not-in-lexicon", "epicene-no-article", "conflict")
+# Arabic's only (arabic.py), where the span has no noun that can name a person and a word in it marks
+# the person's gender itself:
+#   verb-agreement   a verb's person ending (قالت, تقول: she; قالوا: they, m)
+#   pronoun-suffix   a bound pronoun (لها "to her", كونها "her being", أسلوبها "her style", أعطاها "gave her")
+MARK_REASONS = ("verb-agreement", "pronoun-suffix")
 # Not an analyser's: the pronoun-following reading (detector entity-alignment-pronoun,
 # biaseval/label/pronouns.py) gives reason "pronoun" when a gendered pronoun after the entity decided.
-READING_REASONS = REASONS + ("pronoun",)
+READING_REASONS = REASONS + MARK_REASONS + ("pronoun",)
 
 
 @dataclass(frozen=True)
