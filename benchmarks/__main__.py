@@ -107,8 +107,9 @@ def sweep_child(config: str, out: str) -> None:
     import ray
 
     from biaseval.pipeline import sweep, write_report
+    from biaseval.run.cluster import start_local_ray
 
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR")
+    start_local_ray(os.cpu_count(), logging_level="ERROR")  # as a sweep starts its own: nothing beyond loopback
     with PeakAnonRss() as rss:
         start = time.perf_counter()
         summary = sweep(config, out, stream=open(os.devnull, "w"), report=False)

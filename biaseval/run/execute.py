@@ -25,6 +25,7 @@ from biaseval.run.rundir import RunDir
 from biaseval.run.translation_store import TranslationStore
 from biaseval.run.worker import ShardWorker
 from biaseval.suites import SUITES
+from biaseval.translate import TRANSLATORS
 from biaseval.translate.base import SystemStopped
 
 
@@ -268,7 +269,10 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             ray.kill(actor)
     for system in ready:
         cfg = config.systems[system]
-        if system in prepared.live:  # limits or not: a server's Retry-After pauses all its actors through it
+        limited = any(v is not None for v in (cfg.limits.requests_per_s, cfg.limits.chars_per_min,
+                                               cfg.limits.tokens_per_min))
+        if system in prepared.live and (limited or TRANSLATORS.get(cfg.backend).REMOTE):
+            # limits or not, a server's Retry-After pauses all the system's actors through it
             name = f"{limiter_prefix(system)}{uuid.uuid4().hex[:12]}"
             limiters[system] = limiter_cls.options(num_cpus=0, name=name).remote(
                 cfg.limits.requests_per_s, cfg.limits.chars_per_min, cfg.limits.burst_s, cfg.limits.tokens_per_min)

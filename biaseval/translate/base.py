@@ -45,6 +45,9 @@ class Translator(ABC):
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset()
     # A provider's service that changes its model under one name: needs a version or a max_age.
     CLOUD: ClassVar[bool] = False
+    # Sends to a server, whose 429 + Retry-After must pause every actor of the system (run/execute.py
+    # gives such a system a limiter actor even without limits); local backends never get one.
+    REMOTE: ClassVar[bool] = False
 
     def __init__(self, system: str, options: BaseModel, *, config_dir: Path | None = None):
         self.system = system

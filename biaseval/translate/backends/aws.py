@@ -98,6 +98,7 @@ class AwsTranslator(TextTranslator):
     Options = AwsOptions
     OPERATIONAL = frozenset({"profile", "max_connections", "allow_insecure_http"})  # how, not what or where
     CLOUD = True
+    REMOTE = True
     provider = "Amazon Translate"
 
     @classmethod

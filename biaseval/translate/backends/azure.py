@@ -71,6 +71,7 @@ class AzureTranslator(TextTranslator):
     provider = "Azure AI Translator"
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"key_env", "region_env", "allow_insecure_http"})
     CLOUD = True
+    REMOTE = True
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)

@@ -91,6 +91,7 @@ class DeepLTranslator(TextTranslator):
     provider = "DeepL API"
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"key_env", "allow_insecure_http"})
     CLOUD = True
+    REMOTE = True
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)

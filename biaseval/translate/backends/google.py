@@ -116,6 +116,7 @@ class GoogleTranslator(TextTranslator):
     provider = "Google Cloud Translation v3"
     OPERATIONAL = frozenset({"allow_insecure_http"})  # endpoint, transport, credentials: where texts went
     CLOUD = True
+    REMOTE = True
 
     def __init__(self, system: str, options: BaseModel, **kwargs: Any):
         super().__init__(system, options, **kwargs)

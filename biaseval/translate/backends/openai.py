@@ -186,6 +186,7 @@ class OpenAITranslator(TextTranslator):
     # a hosted model changes under one name; a self-hosted server can be restarted with other weights
     # under the same served name: either way the config says which model it was (version or max_age)
     CLOUD = True
+    REMOTE = True
     provider = "OpenAI chat completions"
 
     @classmethod
