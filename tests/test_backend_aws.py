@@ -110,7 +110,8 @@ def test_the_fake_rejects_oversized_text_like_the_service(fake):
 
 
 def test_concurrency_is_bounded_by_the_runner():
-    with FakeTranslate(latency_s=0.05) as fake:
+    # timing: each request is held 0.2 s, so the four threads need only start within 0.2 s of each other
+    with FakeTranslate(latency_s=0.2) as fake:
         out = runner(make(fake.endpoint), concurrency=4).translate([f"t{i}" for i in range(16)], "en", "fr")
         assert [r.translation for r in out] == [f"fr:T{i}" for i in range(16)]
         assert 1 < fake.max_in_flight <= 4

@@ -112,21 +112,27 @@ def test_rate_limit_is_shared_by_all_actors_of_a_system(tmp_path, data_dir, monk
     """Two Ray actors of one AWS system (one text per request, four in flight each) under 80
     requests/s with strict pacing: every 1-second window the fake saw holds at most 80 requests, the
     fake (which enforces that quota) throttles none of them, and a Retry-After sent to one actor
-    half-way holds both back for its full length.
+    half-way holds both back for its full length. Both actors' processes were seen connected to the
+    fake (a limit shared by one sender proves nothing), and requests overlapped there: each is held
+    50 ms, four paced releases apart, so a paced sender keeps several in flight on any machine.
 
     The sweep starts its own Ray here, after the credentials are in the environment, as a job would."""
+    import os
+
     from fakes.aws_server import FakeTranslate
+    from fakes.senders import SenderSampler
 
     aws_credentials(monkeypatch)
     assert not ray.is_initialized()
     rate = 80
-    with FakeTranslate(requests_per_s=rate, burst_s=1.0, latency_s=0.01) as fake:
+    with FakeTranslate(requests_per_s=rate, burst_s=1.0, latency_s=0.05) as fake:
         systems = {"aws": {"backend": "aws", "version": "t", "options": {"endpoint": fake.endpoint},
                            "actors": 2, "concurrency": 4, "limits": {"requests_per_s": rate, "burst_s": 0},
                            "retry": {"max_attempts": 2}}}
         config = live_config(tmp_path, systems, sweep={"shard_size": 300, "texts_per_task": 120})
         watcher = throttle_once_after(fake, WINO_TEXTS // 2, RETRY_AFTER_S)
-        result = sweep(config, tmp_path / "run")
+        with SenderSampler(fake.port) as senders:
+            result = sweep(config, tmp_path / "run")
         watcher.join(timeout=1)
         stats = fake.stats()
         requests = fake.requests
@@ -134,4 +140,5 @@ def test_rate_limit_is_shared_by_all_actors_of_a_system(tmp_path, data_dir, monk
     assert stats["accepted"] == WINO_TEXTS and stats["throttled"] == 1  # only the scripted one
     assert busiest([r.at for r in requests]) <= rate
     check_pause(requests, RETRY_AFTER_S)
-    assert stats["max_in_flight"] > 1  # the actors did work concurrently
+    assert stats["max_in_flight"] > 1  # sends overlapped
+    assert len(senders.pids - {os.getpid()}) == 2, senders.pids  # both actors sent, the driver none
