@@ -28,6 +28,18 @@ def test_local_ray_env_adds_its_settings_and_keeps_the_pythonpath():
     assert local_ray_env({})["PYTHONPATH"] == str(RAY_STARTUP)
 
 
+@pytest.mark.slow  # starts a local Ray
+def test_a_local_rays_workers_run_at_the_drivers_priority(ray_local):
+    """Ray starts its workers at niceness 15 unless told otherwise: on a busy machine an actor then gets
+    a few per cent of a core against any ordinary process. A sweep's private Ray runs them at 0."""
+
+    @ray_local.remote(num_cpus=0)
+    def niceness() -> int:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+
+    assert ray_local.get(niceness.remote(), timeout=120) == os.getpriority(os.PRIO_PROCESS, 0) == 0
+
+
 def test_in_rays_dashboard_the_cloud_probe_is_off(tmp_path):
     """A process running a script at .../ray/dashboard/dashboard.py (as Ray starts its dashboard) with
     local_ray_env finds Ray's cloud-metadata probe replaced; Ray's own module is otherwise untouched."""

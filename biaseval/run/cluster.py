@@ -43,6 +43,10 @@ LOCAL_RAY_SETTINGS = {
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     # no usage reports to usage-stats.ray.io (ray.init turns them off too; said here for the record)
     "RAY_USAGE_STATS_ENABLED": "0",
+    # the actors are the sweep's work, not background chores: Ray starts workers at niceness 15, which
+    # on a busy machine leaves them about 3 % of a core against any ordinary process (a sweep crawls,
+    # an actor's start misses its deadline). Ray's own job submission sets 0 for the same reason.
+    "RAY_worker_niceness": "0",
 }
 # First on the PYTHONPATH of Ray's processes: its sitecustomize turns off the dashboard's cloud probe,
 # the one call no setting reaches (see the file)
