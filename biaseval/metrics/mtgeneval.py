@@ -66,7 +66,9 @@ def mtgeneval(labelled: pl.DataFrame, *, paired: bool = True, hypothesis: str = 
               seed: int = 0, confidence: float = CONFIDENCE) -> pl.DataFrame:
     """MT-GenEval metrics per system × suite × target language (module docstring). ``labelled``: label
     counts with system, suite, tgt_lang, gold, reason, partner (and count). ``hypothesis`` is the
-    labeller's (which part of an output was read); the scorer does not need it."""
+    labeller's (which part of an output was read); the scorer does not need it. ``n_boot`` and ``seed``
+    are taken as every scorer's are (metrics/scoring.py passes them to all); no interval here is
+    bootstrapped (Wilson's and Newcombe's are closed-form), so they change nothing."""
     rows = MetricRows()
     for (system, suite, tgt), entry in sorted(_tables(labelled).items(), key=lambda kv: tuple(k or "" for k in kv[0])):
         strata = []
