@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 CONFIG ?= conf/paper.yaml
 RUNS ?= runs
 
-.PHONY: install test test-fast test-long test-under-load sweep bench monitor clean
+.PHONY: install system-packages test test-fast test-long test-under-load sweep bench monitor clean
 
 # torch is pinned to the CPU wheel this machine kind keeps on disk; a bare `torch` requirement
 # would pull a multi-GB CUDA build. On a GPU machine, install your torch first.
@@ -21,20 +21,26 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP)
+# The Debian packages the tests run (Apertium and its pairs, hspell, Chromium, strace): installed when
+# missing (as root, or with sudo), or one message that names them and the command, before any test.
+# biaseval/system_packages.py knows the list; it needs only the system's Python.
+system-packages:
+	@$(PYTHON) -m biaseval.system_packages install test
+
+test: $(STAMP) system-packages
 	$(BIN)/python -m pytest -q
 
 # The fast tier: everything but the tests marked slow (those that start Ray or take seconds).
-test-fast: $(STAMP)
+test-fast: $(STAMP) system-packages
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # The long tier: the property-based tests with many more generated inputs, drawn afresh each run.
-test-long: $(STAMP)
+test-long: $(STAMP) system-packages
 	BIASEVAL_HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q -m property
 
 # The slow tier three times in a row with every core kept busy (tests/under_load.sh): a test that
 # holds only on an idle machine fails here.
-test-under-load: $(STAMP)
+test-under-load: $(STAMP) system-packages
 	PYTHON=$(BIN)/python tests/under_load.sh 3
 
 sweep: $(STAMP)
