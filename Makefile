@@ -27,20 +27,20 @@ install: $(STAMP)
 system-packages:
 	@$(PYTHON) -m biaseval.system_packages install test
 
-test: $(STAMP) system-packages
+test: system-packages $(STAMP)
 	$(BIN)/python -m pytest -q
 
 # The fast tier: everything but the tests marked slow (those that start Ray or take seconds).
-test-fast: $(STAMP) system-packages
+test-fast: system-packages $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # The long tier: the property-based tests with many more generated inputs, drawn afresh each run.
-test-long: $(STAMP) system-packages
+test-long: system-packages $(STAMP)
 	BIASEVAL_HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q -m property
 
 # The slow tier three times in a row with every core kept busy (tests/under_load.sh): a test that
 # holds only on an idle machine fails here.
-test-under-load: $(STAMP) system-packages
+test-under-load: system-packages $(STAMP)
 	PYTHON=$(BIN)/python tests/under_load.sh 3
 
 sweep: $(STAMP)

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from biaseval.errors import ConfigError
+
 # Where Apertium's language data is looked for: its Debian prefix and /usr/local, or only
 # $BIASEVAL_APERTIUM_DIR when that is set (label/analysers/lt_proc.py reads the same).
 APERTIUM_DIR_ENV = "BIASEVAL_APERTIUM_DIR"
@@ -76,14 +78,13 @@ APERTIUM_MODES = {"eng-spa": "apertium-eng-spa", "spa-eng": "apertium-eng-spa", 
                   "por-cat": "apertium-por-cat", "cat-por": "apertium-por-cat"}
 
 
-class MissingPackages(RuntimeError):
-    """Debian packages that a run or a test needs are not installed."""
+class MissingPackages(ConfigError):
+    """Debian packages that a run or a test needs are not installed: the message is
+    ``missing_message``, after what needed them (``needed_by``)."""
 
-    exit_code = 2
-
-    def __init__(self, names: Iterable[str]):
+    def __init__(self, names: Iterable[str], needed_by: str = ""):
         self.names = tuple(dict.fromkeys(names))
-        super().__init__(missing_message(self.names))
+        super().__init__(f"{needed_by}: {missing_message(self.names)}" if needed_by else missing_message(self.names))
 
 
 def apertium_dirs(env: os._Environ | dict | None = None) -> tuple[Path, ...]:
@@ -122,11 +123,11 @@ def missing_message(names: Sequence[str]) -> str:
             f"{install_command(names)}  (or `make system-packages`, which does it when run as root)")
 
 
-def require(*groups: str) -> None:
+def require(*groups: str, needed_by: str = "") -> None:
     """Raise ``MissingPackages`` naming every missing package of these groups."""
     absent = missing(groups)
     if absent:
-        raise MissingPackages(absent)
+        raise MissingPackages(absent, needed_by)
 
 
 def _privilege(env) -> list[str] | None:

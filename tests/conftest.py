@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import loopback_guard
+from biaseval import system_packages
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -53,6 +54,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         slow = SLOW_FIXTURES | getattr(getattr(item, "module", None), "SLOW_FIXTURES", set())
         if slow & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``system_packages("hspell", ...)`` (or a group: ``"analysers"``) fails at once,
+    with the one sentence ``biaseval.system_packages`` says everywhere, when one is missing."""
+    groups = [g for mark in item.iter_markers("system_packages") for g in mark.args]
+    absent = system_packages.missing(groups) if groups else ()
+    if absent:
+        pytest.fail(system_packages.missing_message(absent), pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A failure whose cause is a missing Debian package (raised deep in a test, or printed by a command
+    it ran) reads as the one sentence that names the packages and the install command, not a traceback."""
+    report = yield
+    if report.failed and call.excinfo is not None and not call.excinfo.errisinstance(pytest.fail.Exception):
+        sentence = _missing_packages_sentence(call.excinfo.value)
+        if sentence:
+            report.longrepr = sentence
+    return report
+
+
+def _missing_packages_sentence(exc: BaseException) -> str | None:
+    """The sentence for a failure caused by a missing package: one raised out of the test (a Ray task's
+    error is an instance of its cause), or one a command or a worker printed, when a package was
+    missing on this machine as the session started (not merely hidden by a test's own PATH)."""
+    if isinstance(exc, system_packages.MissingPackages):
+        return system_packages.missing_message(exc.names)
+    if _MISSING_AT_START and "missing Debian package" in str(exc):
+        return system_packages.missing_message(_MISSING_AT_START)
+    return None
+
+
+_MISSING_AT_START = system_packages.missing(["test"])
 
 
 @pytest.hookimpl(wrapper=True)

@@ -7,6 +7,7 @@ import stat
 import pytest
 
 from biaseval.errors import ConfigError
+from biaseval.translate.base import SystemStopped
 from biaseval.translate.runner import RequestRunner
 from biaseval.translate import TRANSLATORS
 
@@ -54,13 +55,22 @@ def test_unknown_words_are_unmarked_unless_asked():
     assert "*" not in plain and "*zorblax" in marked
 
 
-def test_missing_pair_is_a_recorded_error_not_a_crash():
-    result = RequestRunner(backend(pair="eng-xyz")).translate(["Hello."], "en", "es")[0]
-    assert result.translation is None and "apertium eng-xyz exited" in result.error
+def test_a_pair_not_installed_stops_the_system_naming_its_package():
+    with pytest.raises(SystemStopped, match=r"the Apertium mode 'eng-xyz' is not installed: missing Debian package: "
+                                            r"apertium-eng-xyz\. Install with: sudo apt-get install -y apertium-eng-xyz"):
+        RequestRunner(backend(pair="eng-xyz")).translate(["Hello."], "en", "es")
+
+
+def test_a_failing_apertium_is_a_recorded_error_not_a_crash(tmp_path):
+    modes = tmp_path / "modes"
+    modes.mkdir()
+    (modes / "eng-spa.mode").write_text("no-such-program-in-this-pipeline\n")  # a mode that cannot run
+    result = RequestRunner(backend(data_dir=str(tmp_path))).translate(["Hello."], "en", "es")[0]
+    assert result.translation is None and result.error.startswith("RuntimeError: apertium eng-spa ")
 
 
 def test_missing_executable_is_a_config_error():
-    with pytest.raises(ConfigError, match="not found; install Apertium"):
+    with pytest.raises(ConfigError, match=r"'no-such-apertium' not found .*sudo apt-get install -y apertium"):
         backend(command="no-such-apertium")
 
 

@@ -6,53 +6,21 @@ fail with an error instead. No traffic leaves this host."""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
+from fakes.local_http import recording_server
 from runners import recording_runner
 
 KEY = "redirect-test-key-0123456789"
 
 
-def _serve(host: str, answer):
-    landed: list[tuple[str, str, dict]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _any(self):
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            landed.append((self.command, self.path, dict(self.headers.items())))
-            status, headers = answer()
-            self.send_response(status)
-            for k, v in {**headers, "Content-Length": "2", "Content-Type": "application/json"}.items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        do_GET = do_POST = do_PUT = _any
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer((host, 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, thread, landed
-
-
 @pytest.fixture(params=[302, 307, 308])
 def redirecting(request):
     """(the redirecting endpoint, what reached it, what reached the other host)."""
-    other, other_thread, landed = _serve("127.0.0.2", lambda: (200, {}))
-    target = f"http://127.0.0.2:{other.server_address[1]}/elsewhere"
-    hook, hook_thread, seen = _serve("127.0.0.1", lambda: (request.param, {"Location": target}))
-    yield f"http://127.0.0.1:{hook.server_address[1]}", seen, landed
-    for server, thread in ((hook, hook_thread), (other, other_thread)):
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    other, landed = recording_server(lambda: (200, {}), "127.0.0.2", body=b"{}")
+    hook, seen = recording_server(lambda: (request.param, {"Location": f"{other.url}/elsewhere"}), body=b"{}")
+    yield hook.url, seen, landed
+    hook.stop()
+    other.stop()
 
 
 def _azure(endpoint, monkeypatch):

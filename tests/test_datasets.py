@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.local_http import POLL_S
 
-from biaseval.data import datasets
 from biaseval.cli import main
+from biaseval.data import datasets
 from biaseval.errors import DataError
 
 NAME = "gender-bias-hi-en-eval"
@@ -53,7 +54,7 @@ class _Server:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
 
     def __enter__(self):
         self.thread.start()

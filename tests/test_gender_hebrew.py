@@ -194,9 +194,9 @@ def test_whole_corpus_is_fast():
 
 def test_missing_hspell_names_the_package(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no hspell on the PATH
-    with pytest.raises(MissingAnalyser, match="apt-get install hspell"):
+    with pytest.raises(MissingAnalyser, match="apt-get install -y hspell"):
         Hebrew()
-    with pytest.raises(MissingAnalyser, match="apt-get install hspell"):
+    with pytest.raises(MissingAnalyser, match="apt-get install -y hspell"):
         hebrew.run_hspell(["המורה"])
-    with pytest.raises(MissingAnalyser, match="apt-get install hspell"):
+    with pytest.raises(MissingAnalyser, match="apt-get install -y hspell"):
         hebrew.run_hspell(["המורה"], program=str(tmp_path / "hspell"))

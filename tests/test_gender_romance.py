@@ -346,13 +346,13 @@ def test_missing_analyser_file_names_the_package(monkeypatch, tmp_path, lang):
     with pytest.raises(MissingAnalyser) as err:
         CLASSES[lang]()
     message = str(err.value)
-    assert f"apt-get install {CLASSES[lang].package}" in message
+    assert f"sudo apt-get install -y {CLASSES[lang].package}" in message
     assert CLASSES[lang].automorf_name in message and APERTIUM_DIR_ENV in message
 
 
 def test_missing_lt_proc_names_lttoolbox(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(MissingAnalyser, match="apt-get install lttoolbox apertium-fra-cat"):
+    with pytest.raises(MissingAnalyser, match="sudo apt-get install -y lttoolbox apertium-fra-cat"):
         French()
 
 

@@ -19,13 +19,14 @@ import polars as pl
 import pytest
 import yaml
 from click.testing import CliRunner
+from fakes.azure_server import FakeAzureTranslator
+from fakes.local_http import POLL_S
+from fakes.openai_server import FakeOpenAI, tokens
 
 from biaseval.cli import main
-from biaseval.run.cluster import start_local_ray
 from biaseval.monitor.run import run_monitor
 from biaseval.monitor.verdict import EXIT_DRIFT, EXIT_MODEL_CHANGED, EXIT_NOT_DELIVERED, EXIT_UNAVAILABLE
-from fakes.azure_server import FakeAzureTranslator
-from fakes.openai_server import FakeOpenAI, tokens
+from biaseval.run.cluster import start_local_ray
 
 KEY = "fake-azure-key-0123456789abcdef"
 REGION = "westeurope"
@@ -59,7 +60,7 @@ class Hook:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/secret-path-token"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
         self.thread.start()
 
     def close(self):

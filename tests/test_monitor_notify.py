@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import polars as pl
 import pytest
+from fakes.local_http import POLL_S
 
 from biaseval.config import load_config
 from biaseval.config.monitor import NotifyConfig
@@ -41,7 +42,7 @@ def receiver():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/services/T000/B000/xoxb-path-secret", seen, script
     server.shutdown()

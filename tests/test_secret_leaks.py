@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fakes.local_http import POLL_S
 from leaks import file_text, in_base64, leaked_forms, leaks_in_folder
 from procs import kill_sessions
 
@@ -58,7 +59,7 @@ def webhook():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}{HOOK_PATH}", seen
     server.shutdown()

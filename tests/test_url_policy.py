@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 from click.testing import CliRunner
+from fakes.local_http import POLL_S
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -118,7 +119,7 @@ def test_a_download_redirected_to_clear_text_elsewhere_is_refused(tmp_path, monk
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
     thread.start()
     try:
         monkeypatch.setenv("BIASEVAL_CACHE_DIR", str(tmp_path / "cache"))

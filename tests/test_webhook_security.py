@@ -6,12 +6,11 @@ host other than this one: the redirect target is a second loopback address (127.
 from __future__ import annotations
 
 import io
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from fakes.local_http import recording_server
 
 from biaseval.cli import main
 from biaseval.config import load_config
@@ -68,43 +67,15 @@ def test_other_bad_urls_are_refused_naming_the_field(tmp_path, field, url):
     assert code == 2 and f"monitor.notify.{field}" in output, output
 
 
-def _server(host: str, answer):
-    seen: list[tuple[str, str, dict]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def _any(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            self.rfile.read(length)
-            seen.append((self.command, self.path, dict(self.headers.items())))
-            status, headers = answer()
-            self.send_response(status)
-            for k, v in {**headers, "Content-Length": "0"}.items():
-                self.send_header(k, v)
-            self.end_headers()
-
-        do_GET = do_POST = do_PUT = _any
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer((host, 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, thread, seen
-
-
 @pytest.fixture
 def redirected():
     """A webhook on 127.0.0.1 answering a redirect to a receiver on another address, 127.0.0.2."""
-    other, other_thread, landed = _server("127.0.0.2", lambda: (204, {}))
+    other, landed = recording_server(lambda: (204, {}), "127.0.0.2")
     status = [302]
-    target = f"http://127.0.0.2:{other.server_address[1]}/landing"
-    hook, hook_thread, seen = _server("127.0.0.1", lambda: (status[0], {"Location": target}))
-    yield f"http://127.0.0.1:{hook.server_address[1]}{PATH_TOKEN}", status, seen, landed
-    for server, thread in ((hook, hook_thread), (other, other_thread)):
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    hook, seen = recording_server(lambda: (status[0], {"Location": f"{other.url}/landing"}))
+    yield f"{hook.url}{PATH_TOKEN}", status, seen, landed
+    hook.stop()
+    other.stop()
 
 
 @pytest.mark.parametrize("code", [301, 302, 303, 307, 308])

@@ -174,7 +174,7 @@ def test_a_missing_analyser_stops_the_config_check_naming_the_package(tmp_path, 
     monkeypatch.setenv("BIASEVAL_APERTIUM_DIR", str(tmp_path / "empty"))
     base._build.cache_clear()
     try:
-        with pytest.raises(ConfigError, match=r"apt-get install apertium-fra-cat"):
+        with pytest.raises(ConfigError, match=r"sudo apt-get install -y apertium-fra-cat"):
             load_config(config)
     finally:
         monkeypatch.delenv("BIASEVAL_APERTIUM_DIR")

@@ -30,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
 
+from fakes.local_http import POLL_S
+
 PAIRS: list[tuple[str, str]] = [
     ("I've known her for a long time, my friend works as a nurse.",
      "La conozco desde hace mucho tiempo, mi amiga trabaja como enfermera."),
@@ -204,7 +206,7 @@ def serve(model_dir: Path, served_name: str = "tiny-chat") -> Iterator[str]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"

@@ -34,7 +34,7 @@ from functools import cache
 from typing import ClassVar, Mapping, Sequence
 
 from biaseval.data.yamlio import package_yaml
-from biaseval.label.analysers.base import MissingAnalyser
+from biaseval.label.analysers.base import MissingAnalyserPackages
 from biaseval.label.analysers.lt_proc import (
     LT_PROC_TIMEOUT_S,
     Analysis,
@@ -112,9 +112,10 @@ class RomanceCues:
         self.automorf, places = find_automorf(self.package, self.automorf_name, self.lt_proc)
         self.autogen, more = find_automorf(self.package, self.autogen_name, self.lt_proc)
         if self.lt_proc is None or self.automorf is None or self.autogen is None:
-            raise MissingAnalyser(f"{self.lang} person reader: needs lt-proc and {self.automorf_name}, "
-                                  f"{self.autogen_name} (looked in {', '.join(map(str, places + more))}); "
-                                  f"install it: apt-get install lttoolbox {self.package}")
+            raise MissingAnalyserPackages(
+                (["lttoolbox"] if self.lt_proc is None else []) + [self.package],
+                f"{self.lang} person reader (needs lt-proc, {self.automorf_name} and {self.autogen_name}; "
+                f"looked in {', '.join(map(str, places + more))})")
         self.determiners = word_data(self.lang).determiners
         self.words = person_words(self.lang)
         self.copulas = COPULAS[self.lang]

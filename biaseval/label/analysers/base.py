@@ -35,6 +35,7 @@ from typing import Callable, ClassVar, Literal, Sequence
 
 from biaseval.data.yamlio import package_yaml
 from biaseval.errors import ConfigError
+from biaseval.system_packages import MissingPackages
 from biaseval.registry import Registry
 
 GenderLabel = Literal["male", "female", "neutral", "unknown"]
@@ -77,6 +78,11 @@ NO_ALIGNMENT = Reading("unknown", "no-alignment")
 
 class MissingAnalyser(ConfigError):
     """The program or package a language's analyser needs is not installed."""
+
+
+class MissingAnalyserPackages(MissingPackages, MissingAnalyser):
+    """The Debian packages a language's analyser runs are not installed (the message is
+    ``system_packages.missing_message``'s, the same wherever a package is missing)."""
 
 
 class SpanError(ValueError):

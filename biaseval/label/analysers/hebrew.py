@@ -80,12 +80,11 @@ from typing import ClassVar, Iterable
 from biaseval.errors import ConfigError
 from biaseval.label.analysers.base import (
     GenderAnalyser,
-    MissingAnalyser,
+    MissingAnalyserPackages,
     Reading,
     WordLists,
 )
 
-_HINT = "apt-get install hspell"
 _ENCODING = "iso-8859-8"
 _NIQQUD = re.compile("[\u0591-\u05c7]")
 _HEBREW_WORD = re.compile("[\u05d0-\u05ea]+(?:[\"'][\u05d0-\u05ea]+)*[\"']?")
@@ -157,7 +156,7 @@ def _key(token: str) -> str:
 def hspell_path() -> str:
     path = shutil.which("hspell")
     if path is None:
-        raise MissingAnalyser(f"the he gender analyser needs the hspell program: {_HINT}")
+        raise MissingAnalyserPackages(["hspell"], "the he gender analyser")
     return path
 
 
@@ -172,7 +171,7 @@ def run_hspell(words: Iterable[str], program: str | None = None) -> dict[str, li
         done = subprocess.run([program or hspell_path(), "-l"], input=text.encode(_ENCODING),
                               capture_output=True, timeout=300)
     except FileNotFoundError:
-        raise MissingAnalyser(f"the he gender analyser needs the hspell program: {_HINT}") from None
+        raise MissingAnalyserPackages(["hspell"], "the he gender analyser") from None
     if done.returncode != 0:
         raise RuntimeError(f"hspell -l failed ({done.returncode}): {done.stderr.decode(_ENCODING, 'replace')[:500]}")
     current: tuple[str, str] | None = None

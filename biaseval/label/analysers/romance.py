@@ -6,7 +6,7 @@ the distinct words near the aligned spans go through one process; ``lt_proc``):
 ``spa-eng.automorf.bin`` (Debian package apertium-eng-spa), ``fra-cat.automorf.bin``
 (apertium-fra-cat), ``ita-spa.automorf.bin`` (apertium-spa-ita) and ``por-cat.automorf.bin``
 (apertium-por-cat), found where ``lt_proc`` says. A
-missing ``lt-proc`` or analyser raises ``MissingAnalyser`` naming the package to install; there is
+missing ``lt-proc`` or analyser raises ``MissingAnalyserPackages`` naming the package to install; there is
 no fallback.
 
 Closed-class words (articles, contracted and elided forms, demonstratives, possessives, quantifiers,
@@ -88,7 +88,7 @@ import shutil
 from dataclasses import dataclass
 from typing import ClassVar, Mapping, Sequence
 
-from biaseval.label.analysers.base import GenderAnalyser, MissingAnalyser, Reading
+from biaseval.label.analysers.base import GenderAnalyser, MissingAnalyserPackages, Reading
 from biaseval.label.analysers.lt_proc import (
     APERTIUM_DIR_ENV,
     Analysis,
@@ -122,10 +122,9 @@ class RomanceAnalyser(GenderAnalyser):
             where = ", ".join(str(p) for p in places)
             problems.append(f"the {self.language} analyser {self.automorf_name} is in none of {where}")
         if problems:
-            packages = ("lttoolbox " if self.lt_proc is None else "") + self.package
+            packages = (["lttoolbox"] if self.lt_proc is None else []) + [self.package]
             hint = "" if automorf else f"; or set {APERTIUM_DIR_ENV} to a directory holding {self.automorf_name}"
-            raise MissingAnalyser(f"{self.lang} gender analyser: {'; '.join(problems)}. "
-                                  f"Install it: apt-get install {packages}{hint}")
+            raise MissingAnalyserPackages(packages, f"{self.lang} gender analyser ({'; '.join(problems)}{hint})")
         self.automorf = automorf
         self.data = word_data(self.lang)
 

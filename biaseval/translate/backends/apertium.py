@@ -23,11 +23,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from biaseval.errors import ConfigError
+from biaseval.system_packages import APERTIUM_MODES, MissingPackages
 from biaseval.translate.base import (
     TRANSLATORS,
     BatchLimits,
     BatchOutput,
     Retry,
+    Stop,
     TextTranslator,
     language_pairs,
 )
@@ -69,10 +71,7 @@ class ApertiumTranslator(TextTranslator):
         super().__init__(system, options, config_dir=config_dir)
         self.executable = shutil.which(options.command)
         if self.executable is None:
-            raise ConfigError(
-                f"systems.{system}: {options.command!r} not found; install Apertium "
-                f"(Debian: apt-get install apertium apertium-eng-spa) or set options.command"
-            )
+            raise MissingPackages(["apertium"], f"systems.{system}: {options.command!r} not found (or set options.command)")
         self._versions: dict[str, str] = {}
 
     @classmethod
@@ -125,6 +124,7 @@ class ApertiumTranslator(TextTranslator):
         document = "".join(f"<p>{html.escape(_lines(t))}</p>\n" for t in texts)
         deadline = time.monotonic() + timeout
         for mode in chain.split("|"):
+            self._check_mode(mode)
             command = [self.executable]
             if self.options.data_dir:
                 command += ["-d", self.options.data_dir]
@@ -141,7 +141,19 @@ class ApertiumTranslator(TextTranslator):
             raise RuntimeError(f"apertium {chain} returned {len(out)} paragraphs for {len(texts)} texts")
         return BatchOutput([_lines(html.unescape(o)) for o in out], model=self.version(chain))
 
+    def _check_mode(self, mode: str) -> None:
+        """A mode that is not installed stops the system, naming its Debian package (Apertium's own
+        exit says only that the mode does not exist)."""
+        if self.options.data_dir or (Path("/usr/share/apertium/modes") / f"{mode}.mode").exists():
+            return
+        if (Path(self.executable).resolve().parent.parent / "share" / "apertium" / "modes" / f"{mode}.mode").exists():
+            return
+        raise MissingPackages([APERTIUM_MODES.get(mode, f"apertium-{mode}")],
+                              f"systems.{self.system}: the Apertium mode {mode!r} is not installed")
+
     def classify(self, exc):
         if isinstance(exc, subprocess.TimeoutExpired):
             return Retry()
+        if isinstance(exc, MissingPackages):
+            return Stop(str(exc))
         return super().classify(exc)
