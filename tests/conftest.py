@@ -11,6 +11,7 @@ code under test swallowed the refusal."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -36,12 +37,17 @@ RAY_PROGRAMS = {"gcs_server", "raylet"}
 
 _running: pytest.Item | None = None  # the test being set up, run or torn down
 
-# Property-based tests (hypothesis, marked `property`). `make test` uses the "ci" profile: a fixed
-# seed (derandomize), so a run is the same on every machine and every rerun, and no deadline, since
-# a deadline is a timing allowance that a loaded machine breaks. `make test-long` uses "long": many
-# more examples, drawn at random each time, to look for what the fixed ones miss; a counterexample
-# it finds becomes an @example of its test.
+# Property-based tests (hypothesis, marked `property`). Three profiles, all without a deadline (a
+# deadline is a timing allowance that a loaded machine breaks):
+# - "ci" (`make test`, the release check): 200 examples from a fixed seed (derandomize), the same on
+#   every machine and every rerun;
+# - "quick" (`make test-fast`): 25 examples, also from a fixed seed, and each test's @example cases:
+#   the quick tier runs every property, on fewer inputs;
+# - "long" (`make test-long`): 5,000 examples drawn at random each time, to look for what the fixed
+#   ones miss; a counterexample it finds becomes an @example of its test.
 settings.register_profile("ci", max_examples=200, derandomize=True, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("quick", max_examples=25, derandomize=True, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("long", max_examples=5000, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -54,6 +60,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         slow = SLOW_FIXTURES | getattr(getattr(item, "module", None), "SLOW_FIXTURES", set())
         if slow & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What import and collection made lives for the whole session: out of the collector's sight
+    (gc.freeze), every collection, automatic or a library's own gc.collect() (statsmodels' Holm calls
+    one each time), walks only what the tests make."""
+    gc.freeze()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
