@@ -54,12 +54,25 @@ settings.register_profile("long", max_examples=5000, deadline=None, database=Non
 settings.load_profile(os.environ.get("BIASEVAL_HYPOTHESIS_PROFILE", "ci"))
 
 
+# Parallel workers (pytest-xdist, `-n N --dist loadgroup`: the Makefile's tiers). A module's tests stay
+# on one worker, so its module-scoped fixtures (a Ray, a trained model, a sweep) are built once; the
+# modules that start Ray with `ray start` (Ray's fixed ports: its client server's 10001) form one group,
+# so no two of them run at once.
+RAY_START_MODULES = {"test_two_nodes.py", "test_cluster.py", "test_sweep_recovery.py"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         slow = SLOW_FIXTURES | getattr(getattr(item, "module", None), "SLOW_FIXTURES", set())
         if slow & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        module = item.path.name
+        item.add_marker(pytest.mark.xdist_group("ray-start" if module in RAY_START_MODULES else module))
+    # modules with slow tests first (each module's tests stay together, in their order): workers take
+    # the long ones while the short ones fill in
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_modules)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -131,10 +144,15 @@ def pytest_configure(config: pytest.Config) -> None:
     sys.addaudithook(_ray_guard)  # for the life of the process; it acts only while a test runs
     # the loopback guard, here and (through PYTHONPATH, first: a sitecustomize earlier on it would hide
     # ours; the one ours hides still runs) in every Python process the tests start
-    folder = tempfile.mkdtemp(prefix="loopback-guard-")
-    config.stash[_GUARD] = Path(folder)
+    # (the guard). With parallel workers (pytest-xdist) the controller makes the folder and each worker,
+    # started with the controller's environment, writes into it: the controller reads it at the end.
+    if _is_worker(config) and os.environ.get(loopback_guard.LOG_ENV):
+        folder = os.environ[loopback_guard.LOG_ENV]
+    else:
+        folder = tempfile.mkdtemp(prefix="loopback-guard-")
+        config.stash[_GUARD] = Path(folder)
     os.environ[loopback_guard.LOG_ENV] = folder
-    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(loopback_guard.STARTUP)]
     os.environ["PYTHONPATH"] = os.pathsep.join([str(loopback_guard.STARTUP), *path])
     loopback_guard.install(folder)
     # Hugging Face's libraries ask the hub even for a model they are told to find locally
@@ -143,12 +161,18 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
 
 
-_GUARD = pytest.StashKey[Path]()
+_GUARD = pytest.StashKey[Path]()  # the guard's folder, in the process that made it (not in workers)
 _BEYOND = pytest.StashKey[list]()
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")  # a pytest-xdist worker
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Any attempt beyond loopback fails the session, whatever the tests' own outcome."""
+    if _GUARD not in session.config.stash:  # a worker: its controller reads the records
+        return
     found = loopback_guard.recorded(session.config.stash[_GUARD])
     session.config.stash[_BEYOND] = found
     if found and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
