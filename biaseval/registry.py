@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from contextlib import contextmanager
 from typing import Callable, Generic, Iterator, TypeVar
 
 from biaseval.errors import ConfigError
@@ -30,6 +31,17 @@ class Registry(Generic[T]):
     def put(self, name: str, obj: T) -> None:
         """Add or replace (for entries loaded from files, which may be reloaded)."""
         self._items[name] = obj
+
+    @contextmanager
+    def kept(self) -> Iterator[None]:
+        """Inside, entries may be added and replaced (a config's suites with its targets); on leaving,
+        the registry is as it was on entering."""
+        saved = dict(self._items)
+        try:
+            yield
+        finally:
+            self._items.clear()
+            self._items.update(saved)
 
     def get(self, name: str, where: str = "") -> T:
         try:

@@ -220,6 +220,17 @@ def _isolated_env(tmp_path_factory):
             os.environ[key] = value
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _suites_kept():
+    """Loading a config puts its suites, narrowed to its targets, in the process's suite registry (until
+    the next config replaces them): each module starts from the registry as collection left it, so
+    no test depends on which module ran before it on its worker."""
+    from biaseval.suites import SUITES
+
+    with SUITES.kept():
+        yield
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     data = _data_dir()
