@@ -62,8 +62,8 @@ def sweep(config_path: Path, out: str, systems: str | None, address: str | None,
     summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
                         refresh=refresh, report=not no_report, verbose=verbose)
     s = summary.sweep
-    click.echo(f"sweep: {s.items:,} items in {_count(s.shards, 'shard')} ({s.skipped:,} reused); {s.sent:,} texts sent; "
-               f"{summary.seconds:.1f} s")
+    click.echo(f"sweep: {s.items:,} items in {_count(s.shards, 'shard')} ({s.skipped:,} reused); "
+               f"{s.sent:,} texts sent; {summary.seconds:.1f} s")
     _ending(summary.run, summary.metrics, report=not no_report)
     if s.failed:
         click.echo(f"warning: {s.failed:,} items of live systems have no translation (see the error column of "
@@ -75,7 +75,7 @@ def _ending(run, metrics, *, report: bool) -> None:
     """A run's last lines: its headline numbers, the items without a translation, where the files are."""
     from biaseval.report.headline import headline_text
 
-    table = headline_text(metrics)
+    table = headline_text(metrics, reports=report)
     if table:
         click.echo(table)
     for line in _untranslated(run):
@@ -233,8 +233,8 @@ def validate(config_path: Path, data: bool) -> None:
             raise read_yaml(config_path, "config").locate(exc) from None
         shards = shards_of(prepared)
         items = sum(s.size for s in shards)  # an item per suite item and system that translates it
-        click.echo(f"{config_path}: ok — {len(config.systems)} systems, {len(config.suites)} suites: "
-                   f"{items:,} items in {_count(len(shards), 'shard')}")
+        sizes = f"{_count(len(config.systems), 'system')}, {_count(len(config.suites), 'suite')}"
+        click.echo(f"{config_path}: ok — {sizes}: {items:,} items in {_count(len(shards), 'shard')}")
     else:
         click.echo(f"{config_path}: ok (names and fields)")
 

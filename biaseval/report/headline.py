@@ -87,20 +87,22 @@ def headline_blocks(metrics: pl.DataFrame) -> list[list[list[str]]]:
                 for c in columns:
                     row = values.get((system, scope + c.suffix, c.metric))
                     cells.append("—" if row is None else cell(c.metric, row["value"], row["ci_low"], row["ci_high"]))
-                name = system if scope == "all" or len(scopes) == 1 else f"{scope}  {system}"
+                name = system if scope == "all" else f"{scope}  {system}"
                 table.append([f"  {name}", f"{counted['n']:,}", *cells])
         if len(table) > 1:
             blocks.append(table)
     return blocks
 
 
-def headline_text(metrics: pl.DataFrame) -> str:
-    """The blocks as aligned plain text under one line that says how to read them; empty when no
-    suite of the run has a headline (an embedding study)."""
+def headline_text(metrics: pl.DataFrame, reports: bool = True) -> str:
+    """The blocks as aligned plain text under one line that says how to read them and where every
+    metric is (the reports, or without them metrics.parquet); empty when no suite of the run has a
+    headline (an embedding study)."""
     blocks = headline_blocks(metrics)
     if not blocks:
         return ""
-    lines = ["results (95% intervals; report.md and report.html have every metric):"]
+    everything = "report.md and report.html have" if reports else "metrics.parquet has"
+    lines = [f"results (95% intervals; {everything} every metric):"]
     for table in blocks:
         widths = [max(len(row[k]) for row in table) for k in range(len(table[0]))]
         for row in table:
