@@ -101,12 +101,13 @@ def _untranslated(run) -> list[str]:
     systems = run.read_run()["systems"]
     lines = []
     for (system,), rows in read_failures(run.labels).group_by(["system"], maintain_order=True):
-        items, error = int(rows["items"].sum()), rows["error"][0]
+        items, error = int(rows["items"].sum()), (rows["error"][0] or "").strip().split("\n")[0]
+        error = error if len(error) <= 160 else error[:159] + "…"  # one line: the error column has it all
         if issubclass(TRANSLATORS.get(systems[system]["backend"]), TextTranslator):
-            lines.append(f"warning: {system}: {items:,} items have no translation (first error: {error})")
+            lines.append(f"warning: {system}: {items:,} items have no translation (e.g. {error})")
         else:
-            lines.append(f"note: {system}: {items:,} items have no recorded output ({error}); they are left out "
-                         f"of the metrics")
+            lines.append(f"note: {system}: {items:,} items have no recorded output (e.g. {error}); they are left "
+                         f"out of the metrics, and a rerun cannot add them")
     return lines
 
 

@@ -94,8 +94,8 @@ def test_recorded_gaps_end_with_status_0_a_note_the_numbers_and_the_reports(tmp_
     progress = [line for line in done.stderr.splitlines() if line.startswith("sweep 0:")]
     assert progress and progress[-1].endswith(f"| mine: items {ITEMS}/{ITEMS} (done)"), done.stderr
     # the gaps: said once, at the end, as what a rerun cannot change
-    assert (f"note: mine: 2 items have no recorded output (not recorded: source not in pro.txt); they are left out "
-            f"of the metrics") in done.stderr
+    assert ("note: mine: 2 items have no recorded output (e.g. not recorded: source not in pro.txt); they are left "
+            "out of the metrics, and a rerun cannot add them") in done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"sweep: {ITEMS} items in 1 shard (0 reused); 0 texts sent; ")
     assert lines[1].startswith("results (95% intervals")

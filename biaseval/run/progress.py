@@ -184,8 +184,8 @@ class LiveProgress:
         self.drawn = -math.inf
 
     def __enter__(self):
+        self.tick(force=True)  # the first frame shows the counts
         self.display.start()
-        self.tick(force=True)
         return self
 
     def __exit__(self, *exc) -> None:
