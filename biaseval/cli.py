@@ -384,8 +384,8 @@ def mtgeneval_labeller_table(split: str) -> None:
 
 def run_command(command: str, argv: list[str] | None = None) -> int:
     """``biaseval COMMAND ARGV...`` in this process; returns the exit status the command line would
-    exit with (0 done, 2 bad config or usage, 4 untranslated rows, 5 drift, ...). The entry points in
-    jobs/ are this, so a Ray job ends with the CLI's status."""
+    exit with (0 done, 2 bad config or usage, 4 texts a live system left untranslated, 5 drift, ...).
+    The entry points in jobs/ are this, so a Ray job ends with the CLI's status."""
     try:
         main.main(args=[command, *(sys.argv[1:] if argv is None else argv)], prog_name="biaseval")
     except SystemExit as exc:  # click's standalone mode always ends here
