@@ -135,11 +135,12 @@ def test_the_live_display_shows_count_rate_and_time_left():
         clock.now += 10
         progress.board.running("google", 50)
         progress.note("sweep: google: an actor was lost; a new one takes over its tasks")
+        print("sweep: aws: no live node has resource 'x' yet", file=progress.stream)
         progress.tick()
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())  # without the terminal's control codes
     assert re.search(r"google\s+texts sent .*50/1,000\s+5\.0/s ETA 0:03:10", text), text
     assert re.search(r"wmt19\s+items\s.*0/3,390", text), text
-    assert "an actor was lost" in text  # printed above the display, not lost in it
+    assert "an actor was lost" in text and "no live node has resource 'x' yet" in text  # above the display
 
 
 def test_plain_lines_anywhere_but_a_terminal(monkeypatch):

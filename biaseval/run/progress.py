@@ -167,13 +167,14 @@ class PlainProgress:
 class LiveProgress:
     """rich's live display on a terminal: a line per system and count, redrawn at most every
     REDRAW_S seconds when the driver ``tick``s (it does at least once a second); other messages
-    are printed above it (``note``)."""
+    (``note``, or written to ``stream``) are printed above it."""
 
     def __init__(self, board: Board, console):
+        from rich.file_proxy import FileProxy
         from rich.progress import BarColumn, Progress, TextColumn
 
         self.board = board
-        self.stream = console.file
+        self.stream = FileProxy(console, console.file)  # what is written here goes above the display
         width = max(len(row.system) for row in board.rows)
         self.display = Progress(
             TextColumn(f"{{task.fields[system]:<{width}}}"), TextColumn("{task.fields[unit]:<10}"), BarColumn(),
