@@ -52,11 +52,14 @@ def sweep(config_path: Path, out: str, systems: str | None, address: str | None,
 
     \b
     Exit status:
-      0  done; items that recorded outputs lack (a source edited after recording) are named, and are
-         no error: a rerun cannot add them
+      0  done; items that recorded outputs lack (sources edited after
+         recording) are named at the end, and are no error: a rerun
+         cannot add them
       2  bad input (config, data, an --out that cannot be used)
-      3  stopped part-way (a worker or backend failed, a full disk): a rerun resumes
-      4  a live system left texts without a translation (recorded with their error): a rerun retries them"""
+      3  stopped part-way (a worker or backend failed, a full disk):
+         a rerun resumes
+      4  a live system left texts without a translation (each recorded
+         with its error): a rerun retries them"""
     from biaseval.pipeline import sweep as run_sweep
 
     summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
