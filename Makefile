@@ -48,7 +48,7 @@ sweep: $(STAMP)
 	start=$$(date +%s%N); \
 	$(BIN)/biaseval sweep --config $(CONFIG) --out $$out || exit $$?; \
 	ms=$$(( ($$(date +%s%N) - start) / 1000000 )); \
-	echo "make sweep: $$((ms / 1000)).$$(printf '%03d' $$((ms % 1000))) s wall clock (Ray start included); report at $$out/report.md"
+	echo "make sweep: $$((ms / 1000)).$$(printf '%03d' $$((ms % 1000))) s wall clock (Ray start included); reports in $$out/"
 
 MONITOR_CONFIG ?= conf/monitor.yaml
 

@@ -38,26 +38,80 @@ def main() -> None:
 @click.option("--systems", default=None, help="comma-separated subset of the config's systems")
 @click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
 @click.option("--refresh", is_flag=True, help="translate everything afresh (ignore the translation store); needs a new --out")
-@click.option("--no-report", is_flag=True, help="skip report.md/report.html (labels and metrics are written; "
-                                                 "`biaseval score` writes the reports later)")
-def sweep(config_path: Path, out: str, systems: str | None, address: str | None, refresh: bool, no_report: bool) -> None:
-    """Translate every suite with every system, then score and write the report.
+@click.option("--no-report", is_flag=True, help="skip report.md and report.html (labels and metrics are written; "
+                                                 "biaseval score writes the reports later)")
+@click.option("--verbose", is_flag=True, help="also show Ray's own warnings and what its workers print (each "
+                                              "ShardWorker names its node)")
+def sweep(config_path: Path, out: str, systems: str | None, address: str | None, refresh: bool, no_report: bool,
+          verbose: bool) -> None:
+    """Translate every suite with every system, then score and write the reports.
 
-    Exits 4 when some texts could not be translated (they are recorded with their error; a rerun
-    retries them)."""
+    While it translates, stderr shows per system the texts sent and the items written, with rate and
+    time left (one plain line every 10 s when stderr is not a terminal: BIASEVAL_PROGRESS_S). It ends
+    with the headline numbers and where the reports are.
+
+    \b
+    Exit status:
+      0  done; items that recorded outputs lack (sources edited after
+         recording) are named at the end, and are no error: a rerun
+         cannot add them
+      2  bad input (config, data, an --out that cannot be used)
+      3  stopped part-way (a worker or backend failed, a full disk):
+         a rerun resumes
+      4  a live system left texts without a translation (each recorded
+         with its error): a rerun retries them"""
     from biaseval.pipeline import sweep as run_sweep
 
     summary = run_sweep(config_path, out, systems=systems.split(",") if systems else None, address=address,
-                        refresh=refresh, report=not no_report)
+                        refresh=refresh, report=not no_report, verbose=verbose)
     s = summary.sweep
-    written = ([] if no_report else [f"report: {_where(summary.run, 'report.md')}"]) + [
-        f"metrics: {_where(summary.run, 'metrics.parquet')}"]
-    click.echo("\n".join([f"sweep: {s.shards} shards ({s.skipped} reused), {s.sent:,} texts sent, "
-                          f"{summary.metrics.height} metric rows, {summary.seconds:.1f} s", *written]))
+    click.echo(f"sweep: {s.items:,} items in {_count(s.shards, 'shard')} ({s.skipped:,} reused); "
+               f"{s.sent:,} texts sent; {summary.seconds:.1f} s")
+    _ending(summary.run, summary.metrics, report=not no_report)
     if s.failed:
-        click.echo(f"warning: {s.failed:,} item rows have no translation (see the error column and report.md); "
-                   f"rerun the same command to retry them", err=True)
+        click.echo(f"warning: {s.failed:,} items of live systems have no translation (see the error column of "
+                   f"labels.parquet and report.md); rerun the same command to retry them", err=True)
         sys.exit(4)
+
+
+def _ending(run, metrics, *, report: bool) -> None:
+    """A run's last lines: its headline numbers, the items without a translation, where the files are."""
+    from biaseval.report.headline import headline_text
+
+    table = headline_text(metrics, reports=report)
+    if table:
+        click.echo(table)
+    for line in _untranslated(run):
+        click.echo(line, err=True)
+    reports = [_where(run, "report.html"), _where(run, "report.md")] if report else []
+    click.echo("\n".join([f"report: {where}" for where in reports]
+                          + [f"metrics: {_where(run, 'metrics.parquet')} ({metrics.height:,} rows)"]))
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n:,} {thing}{'s' if n != 1 else ''}"
+
+
+def _untranslated(run) -> list[str]:
+    """A note per system whose items have no translation in labels.parquet: what recorded outputs lack
+    (no rerun adds it), what a live system failed to translate (a rerun retries it)."""
+    from biaseval.report.markdown import read_failures
+    from biaseval.translate import TRANSLATORS
+    from biaseval.translate.base import TextTranslator
+
+    if not run.labels.exists():
+        return []
+    systems = run.read_run()["systems"]
+    lines = []
+    for (system,), rows in read_failures(run.labels).group_by(["system"], maintain_order=True):
+        items, error = int(rows["items"].sum()), (rows["error"][0] or "").strip().split("\n")[0]
+        error = error if len(error) <= 160 else error[:159] + "…"  # one line: the error column has it all
+        if issubclass(TRANSLATORS.get(systems[system]["backend"]), TextTranslator):
+            lines.append(f"warning: {system}: {items:,} items have no translation (e.g. {error})")
+        else:
+            lines.append(f"note: {system}: {items:,} items have no recorded output (e.g. {error}); they are left "
+                         f"out of the metrics, and a rerun cannot add them")
+    return lines
 
 
 @main.command()
@@ -153,7 +207,8 @@ def _where(run, name: str) -> str:
 @main.command()
 @click.option("--run", "run_dir", required=True, help="run directory or object-store URI")
 def score(run_dir: str) -> None:
-    """Recompute labels, metrics and report of a finished run (no translation)."""
+    """Recompute labels, metrics and reports of a finished run (no translation); ends like a sweep, with
+    the headline numbers and where the reports are."""
     from biaseval.pipeline import score as score_run
     from biaseval.run.filesystem import is_remote
     from biaseval.run.rundir import RunDir
@@ -161,8 +216,7 @@ def score(run_dir: str) -> None:
     if not is_remote(run_dir) and not Path(run_dir).is_dir():
         raise click.BadParameter(f"{run_dir}: not a directory", param_hint="--run")
     metrics = score_run(run_dir)
-    run = RunDir(run_dir)
-    click.echo(f"{metrics.height} metric rows -> {_where(run, 'metrics.parquet')}, report {_where(run, 'report.md')}")
+    _ending(RunDir(run_dir), metrics, report=True)
 
 
 @main.command()
@@ -182,9 +236,9 @@ def validate(config_path: Path, data: bool) -> None:
         except BiasevalError as exc:  # named at the config's file and line, like every check before
             raise read_yaml(config_path, "config").locate(exc) from None
         shards = shards_of(prepared)
-        rows = sum(s.size for s in shards)
-        click.echo(f"{config_path}: ok — {len(config.systems)} systems, {len(config.suites)} suites, "
-                   f"{rows:,} item × system rows in {len(shards)} shards")
+        items = sum(s.size for s in shards)  # an item per suite item and system that translates it
+        sizes = f"{_count(len(config.systems), 'system')}, {_count(len(config.suites), 'suite')}"
+        click.echo(f"{config_path}: ok — {sizes}: {items:,} items in {_count(len(shards), 'shard')}")
     else:
         click.echo(f"{config_path}: ok (names and fields)")
 
@@ -193,23 +247,22 @@ def validate(config_path: Path, data: bool) -> None:
 @click.argument("kind", type=click.Choice(["suites", "backends", "detectors", "datasets"]))
 def list_(kind: str) -> None:
     """List the registered suites, backends, detectors or datasets."""
-    if kind == "suites":  # from the registry and the suite files alone: no dataset is read
-        from biaseval.suites import BUILTIN, BUILTIN_SUITES
-        from biaseval.suites.template import summarize
+    if kind == "suites":  # items counted where the data is here already: nothing is downloaded
+        from biaseval.suites.catalogue import catalogue, languages
 
-        rows = [(name, s.src_lang, s.targets, len(s.subsets), s.scorer, s.detectors, f"dataset {s.dataset}")
-                for name, s in BUILTIN.items()]
-        rows += [(x.name, x.src_lang, x.targets, x.subsets, x.scorer, x.detectors, x.needs)
-                 for x in map(summarize, BUILTIN_SUITES.glob("*.yaml"))]
-        for name, src, targets, subsets, scorer, detectors, needs in sorted(rows):
-            named = ", ".join(f"{t}: {d}" for t, d in detectors.items())
-            click.echo(f"{name:12s} {src}->{','.join(targets)}  {subsets} subsets  scorer {scorer}  "
-                       f"detectors {named}  (reads {needs})")
+        rows = [("suite", "items", "languages", "scorer", "detectors", "source")]
+        rows += [(e.name, f"{e.items:,}" if e.items is not None else "—", languages(e), e.scorer, ",".join(e.detectors),
+                  e.source + (f" ({e.why})" if e.why else "")) for e in catalogue()]
+        widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]) - 1)]
+        for row in rows:
+            click.echo("  ".join([row[0].ljust(widths[0]), row[1].rjust(widths[1]),
+                                  *(c.ljust(w) for c, w in zip(row[2:-1], widths[2:])), row[-1]]))
     elif kind == "backends":
         from biaseval.translate import TRANSLATORS
 
         for name, cls in TRANSLATORS.items():
-            click.echo(f"{name:12s} {(cls.__doc__ or '').strip().splitlines()[0] if cls.__doc__ else ''}")
+            summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+            click.echo(f"{name:12s} {summary.replace('``', '')}")
     elif kind == "detectors":
         from biaseval.label.rules import builtin
 
@@ -334,8 +387,8 @@ def mtgeneval_labeller_table(split: str) -> None:
 
 def run_command(command: str, argv: list[str] | None = None) -> int:
     """``biaseval COMMAND ARGV...`` in this process; returns the exit status the command line would
-    exit with (0 done, 2 bad config or usage, 4 untranslated rows, 5 drift, ...). The entry points in
-    jobs/ are this, so a Ray job ends with the CLI's status."""
+    exit with (0 done, 2 bad config or usage, 4 texts a live system left untranslated, 5 drift, ...).
+    The entry points in jobs/ are this, so a Ray job ends with the CLI's status."""
     try:
         main.main(args=[command, *(sys.argv[1:] if argv is None else argv)], prog_name="biaseval")
     except SystemExit as exc:  # click's standalone mode always ends here

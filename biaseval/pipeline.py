@@ -81,9 +81,10 @@ def score(out: str | Path, options: StoreOptions | None = None, *, report: bool 
 
 def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None = None,
           address: str | None = None, refresh: bool = False, die_after: int | None = None,
-          stream=sys.stderr, report: bool = True, run_id: str | None = None) -> RunSummary:
+          stream=sys.stderr, report: bool = True, run_id: str | None = None, verbose: bool = False) -> RunSummary:
     """Validate everything, translate what is not finished yet, then score and report. ``run_id``:
-    the id of a new run (default: a fresh one)."""
+    the id of a new run (default: a fresh one). Progress goes to ``stream``; Ray's own warnings and
+    its workers' output only with ``verbose``."""
     start = time.monotonic()
     config_path = Path(config_path)
     config = _config(config_path, systems)
@@ -92,7 +93,7 @@ def sweep(config_path: str | Path, out: str | Path, *, systems: list[str] | None
     with run_lock(out, options, stream=stream, run_id=run_id), _full_disk_named(out):
         prepared = prepare(config, config_path.resolve().parent)
         result = run_translations(prepared, out, config_path, address=address, refresh=refresh,
-                                  die_after=die_after, stream=stream, run_id=run_id)
+                                  die_after=die_after, stream=stream, run_id=run_id, verbose=verbose)
         del prepared  # its plan (keys per item) is not needed to score: scoring reads the run
         metrics = score(out, options, report=report)
     return RunSummary(result.run, result, metrics, time.monotonic() - start)

@@ -11,9 +11,9 @@ On a cluster (Ray sets RAY_ADDRESS for submitted jobs):
 the driver publishes the rest, ``_MANIFEST.json`` last) or a directory every node can write (a
 shared filesystem). Rerunning the same command resumes an interrupted sweep.
 
-Exits like ``biaseval sweep`` (so a RayJob fails when the sweep did not finish): 0 done, 2 bad
-config or arguments, 3 a worker or backend failed, 4 some rows have no translation (a rerun
-retries them). The ``biaseval`` package must be importable: installed in the image, or the job's
+Exits like ``biaseval sweep`` (so a RayJob fails when the sweep did not finish): 0 done (items
+that recorded outputs lack are named, and are no error), 2 bad config or arguments, 3 a worker or
+backend failed, 4 a live system left texts without a translation (a rerun retries them). The ``biaseval`` package must be importable: installed in the image, or the job's
 ``--working-dir`` (Ray puts it on PYTHONPATH).
 """
 

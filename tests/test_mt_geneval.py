@@ -31,7 +31,7 @@ def test_the_suites_are_listed():
     result = CliRunner().invoke(main, ["list", "suites"])
     assert result.exit_code == 0
     for name in NAMES:
-        assert re.search(rf"^{name}\s+en->", result.output, re.M), name
+        assert re.search(rf"^{name}\s+[\d,—]+\s+en→", result.output, re.M), name
 
 
 def test_counterfactual_items_pair_each_sentence_with_its_other_gender(data_dir):

@@ -83,7 +83,7 @@ def validates(config_path: Path) -> str:
 # -- one file per target language -----------------------------------------------------------------
 
 def test_per_target_files_validate(tmp_path):
-    assert "160 item × system rows" in validates(per_target(tmp_path))
+    assert ": 160 items in " in validates(per_target(tmp_path))
 
 
 def test_one_file_for_two_target_languages_is_refused(tmp_path):

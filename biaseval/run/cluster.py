@@ -109,10 +109,13 @@ def ray_running(address: str | None = None) -> bool:
 
 
 @contextmanager
-def ray_session(address: str | None = None) -> Iterator[None]:
+def ray_session(address: str | None = None, *, verbose: bool = False) -> Iterator[None]:
     """Use a running Ray, connect to ``address``/``RAY_ADDRESS``, or start a private local one (and
     stop it after). Without an address a Ray started earlier with ``ray start`` on this host is not
-    joined: a sweep joins a cluster only when told to."""
+    joined: a sweep joins a cluster only when told to. Ray's own warnings (its token authentication
+    notice, say) and what the workers print (each ShardWorker's line naming its node) reach the
+    terminal only when ``verbose``; the workers' lines stay in their log files (``worker-*.out`` in the
+    Ray session's ``logs``) either way."""
     import ray
 
     if ray.is_initialized():
@@ -122,12 +125,13 @@ def ray_session(address: str | None = None) -> Iterator[None]:
     # The workers get the driver's BIASEVAL_* settings (data folder, offline, cache) — except those a
     # submitted job's runtime_env already sets: Ray refuses to merge the same variable twice.
     env = {k: v for k, v in os.environ.items() if k.startswith("BIASEVAL_") and k not in _job_env_vars()}
+    quiet = {"logging_level": "WARNING" if verbose else "ERROR", "log_to_driver": verbose}
     if address:
-        ray.init(address=address, runtime_env={"env_vars": env} if env else None, logging_level="WARNING")
+        ray.init(address=address, runtime_env={"env_vars": env} if env else None, **quiet)
     else:
         # always a new cluster of our own (plain ray.init() would connect to one that `ray start` left
         # running here, and refuse num_cpus)
-        start_local_ray(os.cpu_count() or 1, logging_level="WARNING", configure_logging=True, log_to_driver=True)
+        start_local_ray(os.cpu_count() or 1, configure_logging=True, **quiet)
     try:
         yield
     finally:

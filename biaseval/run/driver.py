@@ -32,7 +32,7 @@ from biaseval.errors import RunDirError
 from biaseval.names import RUN_ID_BYTES, check
 from biaseval.run import cost
 from biaseval.run.cluster import ray_running, ray_session
-from biaseval.run.execute import Outcome, Progress, Task, execute, start_actors
+from biaseval.run.execute import Outcome, Task, execute, start_actors
 from biaseval.run.filesystem import StoreOptions, writing
 from biaseval.run.plan import (
     Prepared,
@@ -42,6 +42,7 @@ from biaseval.run.plan import (
     plan_live,
     shards_of,
 )
+from biaseval.run.progress import ITEMS, TEXTS, open_progress
 from biaseval.run.rundir import RunDir, system_folder
 from biaseval.suites import ITEM_SCHEMA, SuiteData
 
@@ -51,6 +52,7 @@ class SweepResult:
     run: RunDir
     shards: int
     skipped: int
+    items: int  # the run's items (item × system: a row of a shard each), reused shards' included
     translated_rows: int  # item rows written by this invocation
     sent: int  # texts sent to live systems
     failed: int  # item rows without a translation (recorded with their error; retried next run)
@@ -180,9 +182,10 @@ def pending_shards(run: RunDir, shards: list[Shard], suites: dict[str, SuiteData
 
 def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, address: str | None = None,
                      refresh: bool = False, die_after: int | None = None, stream=sys.stderr,
-                     run_id: str | None = None) -> SweepResult:
+                     run_id: str | None = None, verbose: bool = False) -> SweepResult:
     """``run_id``: the id a new run gets (default: a fresh one; the monitor passes its own). A resumed
-    run keeps the id it has, and refuses another."""
+    run keeps the id it has, and refuses another. Progress goes to ``stream`` (``open_progress``);
+    Ray's own warnings and its workers' output only with ``verbose``."""
     start = time.monotonic()
     options = StoreOptions.of(prepared.config)
     previous = existing_run(out, options)
@@ -201,7 +204,7 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
     with ExitStack() as session:
         started = None
         if ray_running(address):  # the actors build their backends while this driver plans the run
-            session.enter_context(ray_session(address))
+            session.enter_context(ray_session(address, verbose=verbose))
             started = start_actors(prepared)
             session.callback(_kill_all, started)  # whatever happens (killing one execute ended is harmless)
         tasks, run, shards, skipped, cache = _plan(prepared, out, config_path, run_id, previous, refresh, options, stream)
@@ -213,10 +216,9 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
                       f"nodes cannot reach it (set cache.path to an object-store URI or a shared path)", file=stream)
             marker = cache.mark(run_id) if live_tasks else None  # each live worker checks it sees this store
             try:
-                with ray_session(address):
+                with ray_session(address, verbose=verbose), open_progress(_totals(tasks), stream) as progress:
                     outcome = execute(prepared, run, run_id, tasks, cache=cache, refresh=refresh, die_after=die_after,
-                                      progress=Progress(len(tasks), sum(t.units for t in tasks), stream=stream),
-                                      marker=marker, prestarted=started)
+                                      progress=progress, marker=marker, prestarted=started)
             finally:
                 if marker:
                     cache.unmark(marker)
@@ -224,7 +226,19 @@ def run_translations(prepared: Prepared, out: Path | str, config_path: Path, *, 
     for system in {t.system for t in tasks if t.kind == "send"}:
         cache.compact(prepared.live[system].identity)
     record_cost(run, prepared.config)
-    return SweepResult(run, len(shards), skipped, outcome.rows, outcome.sent, outcome.failed, time.monotonic() - start)
+    return SweepResult(run, len(shards), skipped, sum(s.size for s in shards), outcome.rows, outcome.sent,
+                       outcome.failed, time.monotonic() - start)
+
+
+def _totals(tasks: list[Task]) -> dict[tuple[str, str], int]:
+    """What the progress display counts: per system (in the order of its tasks), its texts to send,
+    then its items to write."""
+    totals: dict[tuple[str, str], int] = {}
+    for task in tasks:
+        totals[task.system, task.unit] = totals.get((task.system, task.unit), 0) + task.units
+    systems = list(dict.fromkeys(t.system for t in tasks))
+    return {(system, unit): totals[system, unit] for system in systems for unit in (TEXTS, ITEMS)
+            if (system, unit) in totals}
 
 
 def _plan(prepared: Prepared, out: Path | str, config_path: Path, run_id: str, previous: dict | None, refresh: bool,
@@ -259,8 +273,8 @@ def _plan(prepared: Prepared, out: Path | str, config_path: Path, run_id: str, p
         if shard.name in todo:
             tasks.append(Task("write", shard, shard.size))
     for system, live in prepared.live.items():
-        print(f"sweep: {system}: {live.unique:,} distinct texts, {live.cached:,} in the store, "
-              f"{live.sends:,} to send ({live.chars:,} characters)", file=stream)
+        print(f"sweep: {system}: {live.unique:,} distinct texts, {live.cached:,} in the translation store, "
+              f"{live.sends:,} texts to send ({live.chars:,} characters)", file=stream)
     return tasks, run, shards, skipped, cache
 
 

@@ -165,7 +165,7 @@ def duration(seconds: float | None) -> str:
 
 
 def format_estimates(estimates: list[SystemEstimate]) -> str:
-    head = ("system", "backend", "items", "distinct texts", "in store", "to send", "requests", "characters",
+    head = ("system", "backend", "items", "distinct texts", "in store", "texts to send", "requests", "characters",
             "est. cost", "quota time", "budget")
     rows = []
     for e in estimates:
@@ -179,8 +179,8 @@ def format_estimates(estimates: list[SystemEstimate]) -> str:
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     total = sum(e.cost or 0 for e in estimates)
-    lines.append(f"items × systems: {sum(e.items for e in estimates):,} rows; characters to send: "
-                 f"{sum(e.chars for e in estimates):,}")
+    lines.append(f"total: {sum(e.items for e in estimates):,} items; {sum(e.to_send or 0 for e in estimates):,} texts "
+                 f"to send; {sum(e.chars for e in estimates):,} characters to send")
     lines.append(f"total estimated cost: {total:,.2f} (systems without price_per_million_chars, or per million "
                  f"input/output tokens, count 0)")
     for e in estimates:

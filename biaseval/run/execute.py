@@ -21,34 +21,14 @@ from biaseval.credentials import describe, redact
 from biaseval.errors import SweepFailed
 from biaseval.run.cluster import actor_bundle, actors_for, check_placement, unplaceable
 from biaseval.run.plan import Prepared, Shard
+from biaseval.run.polling import SentPolls
+from biaseval.run.progress import ITEMS, TEXTS, LiveProgress, PlainProgress
 from biaseval.run.rundir import RunDir
 from biaseval.run.translation_store import TranslationStore
 from biaseval.run.worker import ShardWorker
 from biaseval.suites import SUITES
 from biaseval.translate import TRANSLATORS
 from biaseval.translate.base import SystemStopped
-
-
-class Progress:
-    def __init__(self, total_tasks: int, total_units: int, stream=sys.stderr, every: float = 1.0):
-        self.total_tasks, self.total_units = total_tasks, total_units
-        self.tasks = self.units = 0
-        self.stream, self.every = stream, every
-        self.start = self.last = time.monotonic()
-
-    def advance(self, units: int) -> None:
-        self.tasks += 1
-        self.units += units
-        now = time.monotonic()
-        if now - self.last >= self.every or self.tasks == self.total_tasks:
-            self.last = now
-            elapsed = now - self.start
-            rate = self.units / elapsed if elapsed > 0 else 0.0
-            print(
-                f"sweep: {self.tasks}/{self.total_tasks} tasks, {self.units:,}/{self.total_units:,} rows and texts, "
-                f"{elapsed:.1f} s ({rate:,.0f}/s)",
-                file=self.stream, flush=True,
-            )
 
 
 @dataclass(frozen=True)
@@ -65,6 +45,11 @@ class Task:
     @property
     def system(self) -> str:
         return self.shard.system
+
+    @property
+    def unit(self) -> str:
+        """What its units count (biaseval.run.progress): texts sent, or items written."""
+        return TEXTS if self.kind == "send" else ITEMS
 
     @property
     def name(self) -> str:
@@ -93,11 +78,13 @@ def _actor_options(cfg) -> dict:
 
 
 def _build_actor(prepared: Prepared, system: str):
-    """A new ShardWorker actor for ``system``: it builds the system's backend (not joined to a run yet)."""
+    """A new ShardWorker actor for ``system``: it builds the system's backend (not joined to a run yet).
+    Its ``progress`` calls have a thread of their own (the ``progress`` group), so they are answered
+    while a task runs."""
     import ray
 
     cfg = prepared.config.systems[system]
-    return ray.remote(ShardWorker).options(**_actor_options(cfg)).remote(
+    return ray.remote(concurrency_groups={"progress": 1})(ShardWorker).options(**_actor_options(cfg)).remote(
         system, cfg.model_dump_json(), str(prepared.config_dir),
         {s: SUITES.get(s) for s in prepared.coverage[system]})
 
@@ -115,7 +102,7 @@ def start_actors(prepared: Prepared) -> dict[str, list]:
 
 
 def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, cache: TranslationStore,
-            refresh: bool = False, die_after: int | None = None, progress: Progress | None = None,
+            refresh: bool = False, die_after: int | None = None, progress: PlainProgress | LiveProgress | None = None,
             marker: str | None = None, prestarted: dict[str, list] | None = None) -> Outcome:
     """Run ``tasks`` on Ray actors, a system's ``write`` tasks only after all its ``send`` tasks;
     raise SweepFailed (keeping finished work) if any fails. ``prestarted``: actors from ``start_actors``
@@ -126,7 +113,10 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
     the driver's ``marker`` in the translation store). An actor that dies (its process or its node
     lost) is replaced and its tasks run again, each task at most ``sweep.task_retries`` more times; a
     replacement that no live node can host is given up after ``sweep.placement_wait_s``. Other
-    failures (a backend that cannot start, an error in a task) stop that system's work at once."""
+    failures (a backend that cannot start, an error in a task) stop that system's work at once.
+
+    ``progress`` (``biaseval.run.progress``) is told each task's units as it ends, and at least once
+    a second the texts sent so far within running tasks (``SentPolls``)."""
     import ray
     from ray.exceptions import RayActorError
 
@@ -134,6 +124,8 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
 
     config = prepared.config
     check_placement(config, list({t.system for t in tasks}), stream=progress.stream if progress else sys.stderr)
+    say = progress.note if progress else (lambda text: print(text, file=sys.stderr, flush=True))
+    polls = SentPolls()
     ready: dict[str, deque[Task]] = {}
     later: dict[str, deque[Task]] = {}
     for task in tasks:
@@ -223,7 +215,7 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         if dead in actors[system]:
             actors[system].remove(dead)
             actors[system].append(new_actor(system))
-            print(f"sweep: {system}: an actor was lost; a new one takes over its tasks", file=sys.stderr, flush=True)
+            say(f"sweep: {system}: an actor was lost; a new one takes over its tasks")
 
     def started(ref) -> None:
         system, actor = starting.pop(ref)
@@ -279,7 +271,17 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
         actors[system] = [new_actor(system, actor) for actor in kept.get(system, [])]
         actors[system] += [new_actor(system) for _ in range(wanted[system] - len(actors[system]))]
 
+    def show_progress() -> None:
+        live = [s for s in actors if sending.get(s)]
+        waiting = {actor for _, actor in starting.values()}
+        polls.poll([actor for s in live for actor in actors[s] if actor not in waiting])
+        for system in actors:
+            progress.board.running(system, polls.running(actors[system]) if system in live else 0)
+        progress.tick()
+
     while in_flight or starting:
+        if progress:
+            show_progress()
         done, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=1.0)
         if not done:
             watch_placement()
@@ -314,13 +316,14 @@ def execute(prepared: Prepared, run: RunDir, run_id: str, tasks: list[Task], *, 
             continue
         if task.kind == "send":
             outcome.sent += units
+            polls.finished(actor, units)
             if written and written[0]:
                 parts.setdefault(task.shard.name, []).append(written[0])
         else:
             outcome.rows += units
             outcome.failed += failed
         if progress:
-            progress.advance(units)
+            progress.board.finished(task.system, task.unit, units)
         fill(task.system)
     for handle in [a for system_actors in actors.values() for a in system_actors] + list(limiters.values()):
         ray.kill(handle)

@@ -99,6 +99,7 @@ class SuiteSummary:
     scorer: str
     detectors: dict[str, str]
     needs: str  # the data it reads when a run loads it
+    dataset: str | None = None  # the registered dataset it reads, if any (needed to load it)
 
 
 def summarize(path: str | Path) -> SuiteSummary:
@@ -110,12 +111,13 @@ def summarize(path: str | Path) -> SuiteSummary:
         spec = doc.validate(WordListSpec)
         needs = "the Bolukbasi et al. word lists (dataset debiaswe)" if spec.words == "bolukbasi" else spec.words
         return SuiteSummary(spec.name, spec.src_lang, spec.targets, len(CLASSES), "embedding",
-                            dict(spec.detectors), needs)
+                            dict(spec.detectors), needs, "debiaswe" if spec.words == "bolukbasi" else None)
     spec = doc.validate(TemplateSpec)
     subsets = {spec.subset.format(target=t, variant=v.name) for t in spec.targets for v in spec.variants}
     occ = spec.occupations
     needs = f"dataset {occ.dataset} ({occ.file})" if occ.dataset else f"the lexicon {Path(occ.lexicon).name}"
-    return SuiteSummary(spec.name, spec.src_lang, spec.targets, len(subsets), spec.scorer, dict(spec.detectors), needs)
+    return SuiteSummary(spec.name, spec.src_lang, spec.targets, len(subsets), spec.scorer, dict(spec.detectors), needs,
+                        occ.dataset)
 
 
 def load_template(path: str | Path, lexicon: str | Path | None = None) -> Suite:

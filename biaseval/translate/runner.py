@@ -56,7 +56,10 @@ class RequestRunner:
     def __init__(self, translator: TextTranslator, policy: RetryPolicy = RetryPolicy(),
                  acquire: Callable[[int, int, int], None] | None = None, concurrency: int = 1,
                  sleep: Callable[[float], None] = time.sleep, seed: int | None = None,
-                 pause: Callable[[float], None] | None = None, clock: Callable[[], float] = time.monotonic):
+                 pause: Callable[[float], None] | None = None, clock: Callable[[], float] = time.monotonic,
+                 finished: Callable[[int], None] | None = None):
+        """``finished``: told how many texts each batch ended (translated or failed for good), as it
+        ends, so that a long call's progress can be shown (``ShardWorker.progress``)."""
         self.translator = translator
         self.policy = policy
         # without a shared limiter, one of its own: a Retry-After still holds all this runner's threads
@@ -68,6 +71,7 @@ class RequestRunner:
         self.concurrency = concurrency
         self.sleep = sleep
         self.clock = clock
+        self.finished = finished or (lambda texts: None)
         self.rng = random.Random(seed)
         self.requests = 0  # requests sent, successful or not
         self.stopped: Stop | None = None  # the backend's Stop verdict, once one came: nothing more is sent
@@ -86,6 +90,7 @@ class RequestRunner:
                 results[batch.indices[0]] = TextResult(
                     None, f"text of {batch.units} {limits.unit} is over the provider's per-request limit of "
                           f"{limits.max_units}", 0, None, _now())
+                self.finished(1)
                 return
             batch_texts = [texts[i] for i in batch.indices]
             budget = [2 * math.ceil(math.log2(len(batch_texts) + 1)) + 2]
@@ -95,6 +100,7 @@ class RequestRunner:
                 done = halt.done
             for i, result in zip(batch.indices, done):
                 results[i] = result
+            self.finished(sum(result is not None for result in done))
 
         if self.concurrency > 1 and len(batches) > 1:
             with ThreadPoolExecutor(self.concurrency) as pool:
