@@ -192,6 +192,46 @@ def test_pairwise_rows():
     assert a["mcnemar_p"]["subset"] == "vs/b" and a["mcnemar_p"]["value"] == pytest.approx(2 * 0.5 ** 6)
     assert a["diff_correct"]["value"] == pytest.approx(0.6) and a["diff_correct"]["n"] == 10
     assert out.filter(pl.col("system") == "b").filter(pl.col("metric") == "diff_correct")["value"].item() == pytest.approx(-0.6)
+    assert out["interval"].null_count() == out.height  # a p-value and a difference without an interval
+
+
+def test_pairwise_compares_shared_items_only_and_each_group():
+    """No row for a pair (or a group) with no item in common: "p = 1, n = 0" says nothing. Each group
+    is compared on its own items as well as the suite as a whole."""
+    from biaseval.metrics.paired import pairwise, split_pair_subset
+
+    outcomes = pl.DataFrame({
+        "item_id": ["e1", "e2", "e3", "f1", "f2", "e1", "e2", "e3", "f1", "f2", "g1"],
+        "system": ["a"] * 5 + ["b"] * 5 + ["c"],
+        "outcome": [True, True, None, True, False, False, True, False, False, False, True],
+        "group": ["es"] * 3 + ["fr"] * 2 + ["es"] * 3 + ["fr"] * 2 + ["de"],
+    })
+    out = pairwise(outcomes, "s")
+    assert out.filter(pl.col("n") == 0).height == 0
+    assert set(out["system"]) == {"a", "b"}  # c shares no item with a or b: no comparison at all
+    rows = {(r["system"], r["subset"], r["metric"]): r for r in out.iter_rows(named=True)}
+    # e3 has no outcome for a: the pair shares e1, e2 in es (a right once where b is wrong), f1, f2 in fr
+    assert rows[("a", "vs/b", "diff_correct")]["n"] == 4
+    assert rows[("a", "vs/b/es", "diff_correct")]["n"] == 2
+    assert rows[("a", "vs/b/es", "diff_correct")]["value"] == pytest.approx(0.5)
+    assert rows[("a", "vs/b/fr", "diff_correct")]["value"] == pytest.approx(0.5)
+    assert rows[("b", "vs/a/fr", "mcnemar_p")]["value"] == 1.0
+    assert split_pair_subset("vs/b/es/feminine") == ("b", "es/feminine")
+    assert split_pair_subset("vs/b") == ("b", None)
+
+
+def test_suite_outcome_is_the_headline_definition():
+    """The outcome paired tests compare is what each suite's headline share counts: out of English, a
+    MiTTenS passage the reader could not read is left out (as its accuracy leaves it out), not wrong;
+    into English a passage without a pronoun is wrong (as in its accuracy)."""
+    from biaseval.metrics.paired import suite_outcome
+
+    frame = pl.DataFrame({"label": ["female", "male", "unknown", "ambiguous", "male", None],
+                          "gold": ["female"] * 6,
+                          "reason": ["cues", "cues", None, "tie", "no-reader", None]})
+    out = frame.select(xx=suite_outcome("mittens", {"direction": "2xx"}), en=suite_outcome("mittens", {"direction": "2en"}))
+    assert out["xx"].to_list() == [True, False, None, False, None, None]
+    assert out["en"].to_list() == [True, False, False, False, False, None]
 
 
 # -- differences of shares: Newcombe's intervals ----------------------------------------------------

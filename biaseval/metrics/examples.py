@@ -1,0 +1,83 @@
+"""The translations behind the numbers: a bounded sample of each system × suite's outputs, each with
+its item's source, the translation, the gold gender, the label, why, and the words that decided it,
+written to examples.parquet, so that reading one output behind a score needs no join of items,
+shards and labels.
+
+Each output's outcome is the one its suite's headline share counts and its paired tests compare
+(``paired.suite_outcome``): ``wrong``, ``right``, or ``unscored`` (a MiTTenS passage out of English
+that the reader could not read); an item without a translation is not an example (report.md lists
+those). For a gender-neutral set (TGBI), right is an output that commits to no gender.
+
+The sample is taken while scoring labels the shards (``pick``: per group of shards, a few rows; no
+second pass over the outputs): per system × suite × target language × outcome, the outputs first in
+a fixed pseudo-random order (polars' hash of the item id), at most CAPS of each outcome, so it is the
+same on every scoring of a run (with the same polars) and spread over the suite; ``finish`` keeps the first of the groups' picks
+and adds the sources and, for rule-set detectors, the cue words found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from biaseval.label.rules import RuleSet, rule_cues
+from biaseval.metrics.paired import suite_outcome
+
+CAPS = {"wrong": 100, "right": 25, "unscored": 25}  # per system × suite × target language
+SEED = 2029
+KEYS = ["system", "suite", "tgt_lang", "outcome"]
+PICKED = ["system", "item_id", "tgt_lang", "gold", "translation", "label", "reason", "evidence", "outcome", "_order"]
+COLUMNS = ["system", "suite", "item_id", "subset", "tgt_lang", "source", "translation", "gold", "label", "reason",
+           "evidence", "outcome", "order"]
+SCHEMA = {"system": pl.String, "suite": pl.String, "item_id": pl.String, "subset": pl.String, "tgt_lang": pl.String,
+          "source": pl.String, "translation": pl.String, "gold": pl.String, "label": pl.String, "reason": pl.String,
+          "evidence": pl.String, "outcome": pl.String, "order": pl.UInt32}
+
+
+def _outcome(scorer: str, params: dict) -> pl.Expr:
+    decided = suite_outcome(scorer, params)
+    return (pl.when(decided.is_null()).then(pl.lit("unscored"))
+            .when(decided).then(pl.lit("right")).otherwise(pl.lit("wrong")))
+
+
+def pick(labelled: pl.DataFrame, scorer: str, params: dict) -> pl.DataFrame:
+    """A group of one suite's labelled outputs (label_group's frame) cut to its candidates: per system ×
+    target language × outcome the CAPS first in the hash order (``_order``: the hash)."""
+    frame = labelled.filter(pl.col("translation").is_not_null() & pl.col("label").is_not_null())
+    missing = [pl.lit(None, dtype=pl.String).alias(c) for c in ("gold", "tgt_lang", "reason", "evidence")
+               if c not in frame.columns]
+    frame = frame.with_columns(missing).with_columns(pl.col("label").cast(pl.String))
+    frame = frame.with_columns(_outcome(scorer, params).alias("outcome"),
+                               pl.col("item_id").hash(SEED).alias("_order"))
+    cap = pl.col("outcome").replace_strict(list(CAPS), list(CAPS.values()), return_dtype=pl.UInt32)
+    keys = ["system", "tgt_lang", "outcome"]
+    return (frame.filter(pl.col("_order").rank("ordinal").over(keys) <= cap)
+            .select([pl.col(c).cast(pl.String) if c not in ("_order",) else pl.col(c) for c in PICKED]))
+
+
+def finish(picked: pl.DataFrame, items: Path, detectors: dict) -> pl.DataFrame:
+    """examples.parquet's rows from every group's picks (columns PICKED and ``suite``): the first CAPS
+    per system × suite × language × outcome, numbered in that order (``order``, from 0), with the
+    item's subset and source; the cue words of a rule-set detector as ``evidence`` where the labeller
+    wrote none. ``detectors``: (suite, target language) -> the detector."""
+    if picked.height == 0:
+        return pl.DataFrame(schema=SCHEMA)
+    order = pl.col("_order").rank("ordinal").over(KEYS) - 1
+    cap = pl.col("outcome").replace_strict(list(CAPS), list(CAPS.values()), return_dtype=pl.UInt32)
+    chosen = (picked.with_columns(order.cast(pl.UInt32).alias("order"))
+              .filter(pl.col("order") < cap).drop("_order"))
+    ids = chosen["item_id"].unique().implode()
+    sources = (pl.scan_parquet(items).filter(pl.col("item_id").is_in(ids))
+               .select("suite", "item_id", "subset", "source").collect())
+    chosen = chosen.join(sources, on=["suite", "item_id"], how="left")
+    cues = [_cues(detectors.get((suite, lang)), text) if evidence is None else evidence
+            for suite, lang, text, evidence in chosen.select("suite", "tgt_lang", "translation", "evidence").iter_rows()]
+    chosen = chosen.with_columns(pl.Series("evidence", cues, dtype=pl.String))
+    return chosen.select(COLUMNS).cast(SCHEMA).sort("suite", "system", "tgt_lang", "outcome", "order")
+
+
+def _cues(detector, text: str | None) -> str | None:
+    if not isinstance(detector, RuleSet) or text is None:
+        return None
+    return " ".join(rule_cues(detector, text)) or None
