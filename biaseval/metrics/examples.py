@@ -28,11 +28,12 @@ CAPS = {"wrong": 100, "right": 25, "unscored": 25}  # per system × suite × tar
 SEED = 2029
 KEYS = ["system", "suite", "tgt_lang", "outcome"]
 PICKED = ["system", "item_id", "tgt_lang", "gold", "translation", "label", "reason", "evidence", "outcome", "_order"]
-COLUMNS = ["system", "suite", "item_id", "subset", "tgt_lang", "source", "translation", "gold", "label", "reason",
-           "evidence", "outcome", "order"]
-SCHEMA = {"system": pl.String, "suite": pl.String, "item_id": pl.String, "subset": pl.String, "tgt_lang": pl.String,
-          "source": pl.String, "translation": pl.String, "gold": pl.String, "label": pl.String, "reason": pl.String,
-          "evidence": pl.String, "outcome": pl.String, "order": pl.UInt32}
+COLUMNS = ["system", "suite", "item_id", "subset", "language", "src_lang", "tgt_lang", "source", "translation", "gold",
+           "label", "reason", "evidence", "outcome", "order"]
+SCHEMA = {"system": pl.String, "suite": pl.String, "item_id": pl.String, "subset": pl.String, "language": pl.String,
+          "src_lang": pl.String, "tgt_lang": pl.String, "source": pl.String, "translation": pl.String,
+          "gold": pl.String, "label": pl.String, "reason": pl.String, "evidence": pl.String, "outcome": pl.String,
+          "order": pl.UInt32}
 
 
 def _outcome(scorer: str, params: dict) -> pl.Expr:
@@ -59,7 +60,7 @@ def pick(labelled: pl.DataFrame, scorer: str, params: dict) -> pl.DataFrame:
 def finish(picked: pl.DataFrame, items: Path, detectors: dict) -> pl.DataFrame:
     """examples.parquet's rows from every group's picks (columns PICKED and ``suite``): the first CAPS
     per system × suite × language × outcome, numbered in that order (``order``, from 0), with the
-    item's subset and source; the cue words of a rule-set detector as ``evidence`` where the labeller
+    item's subset, source and language (beside English); the cue words of a rule-set detector as ``evidence`` where the labeller
     wrote none. ``detectors``: (suite, target language) -> the detector."""
     if picked.height == 0:
         return pl.DataFrame(schema=SCHEMA)
@@ -69,8 +70,11 @@ def finish(picked: pl.DataFrame, items: Path, detectors: dict) -> pl.DataFrame:
               .filter(pl.col("order") < cap).drop("_order"))
     ids = chosen["item_id"].unique().implode()
     sources = (pl.scan_parquet(items).filter(pl.col("item_id").is_in(ids))
-               .select("suite", "item_id", "subset", "source").collect())
+               .select("suite", "item_id", "subset", "source", "src_lang").collect())
     chosen = chosen.join(sources, on=["suite", "item_id"], how="left")
+    # the language an example is in, beside English: the target's, or the source's for a suite into English
+    chosen = chosen.with_columns(pl.when((pl.col("tgt_lang") == "en") & pl.col("src_lang").is_not_null())
+                                 .then(pl.col("src_lang")).otherwise(pl.col("tgt_lang")).alias("language"))
     cues = [_cues(detectors.get((suite, lang)), text) if evidence is None else evidence
             for suite, lang, text, evidence in chosen.select("suite", "tgt_lang", "translation", "evidence").iter_rows()]
     chosen = chosen.with_columns(pl.Series("evidence", cues, dtype=pl.String))

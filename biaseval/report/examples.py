@@ -23,7 +23,7 @@ from biaseval.report.escape import code, md
 OUTCOMES = ("wrong", "right", "unscored")
 HTML_CAPS = {"wrong": 20, "right": 5, "unscored": 5}  # per system × suite in report.html
 MARKDOWN_PER_SYSTEM = 3  # wrong outputs per system × suite in report.md
-SHOWN = ["system", "suite", "item_id", "tgt_lang", "outcome", "gold", "label", "reason", "evidence", "source",
+SHOWN = ["system", "suite", "item_id", "language", "outcome", "gold", "label", "reason", "evidence", "source",
          "translation"]
 
 
@@ -32,11 +32,11 @@ def choose(examples: pl.DataFrame, system: str | None = None, suite: str | None 
     """The examples that match every filter given, wrong ones first, spread over systems, suites and
     languages (each group's first, then each one's second, ...); at most ``limit``."""
     keep = pl.lit(True)
-    for column, value in (("system", system), ("suite", suite), ("tgt_lang", language), ("outcome", outcome)):
+    for column, value in (("system", system), ("suite", suite), ("language", language), ("outcome", outcome)):
         if value is not None:
             keep = keep & (pl.col(column) == value)
     rank = pl.col("outcome").replace_strict(list(OUTCOMES), list(range(len(OUTCOMES))), default=len(OUTCOMES))
-    chosen = examples.filter(keep).sort(rank, "order", "suite", "system", "tgt_lang", "item_id")
+    chosen = examples.filter(keep).sort(rank, "order", "suite", "system", "language", "item_id")
     return chosen.head(limit) if limit is not None else chosen
 
 
@@ -91,12 +91,12 @@ def html_sections(examples: pl.DataFrame, suites: list[str]) -> list[dict]:
             continue
         cap = pl.col("outcome").replace_strict(list(HTML_CAPS), list(HTML_CAPS.values()), default=0)
         within = pl.col("order").rank("ordinal").over("system", "outcome")  # spread over the languages
-        part = part.sort("order", "tgt_lang", "item_id").filter(within <= cap).sort("system", rank, "order", "tgt_lang")
+        part = part.sort("order", "language", "item_id").filter(within <= cap).sort("system", rank, "order", "language")
         rows = [{**r, "segments": segments(r["translation"], r["evidence"], r["gold"])} for r in part.iter_rows(named=True)]
         total = examples.filter(pl.col("suite") == suite).height
         out.append({"suite": suite, "rows": rows, "total": total,
                     "systems": sorted(part["system"].unique().to_list()),
-                    "languages": sorted(part["tgt_lang"].drop_nulls().unique().to_list()),
+                    "languages": sorted(part["language"].drop_nulls().unique().to_list()),
                     "outcomes": [o for o in OUTCOMES if o in set(part["outcome"].to_list())],
                     "neutral": part["gold"].null_count() > 0})
     return out
@@ -115,12 +115,12 @@ def markdown(examples: pl.DataFrame) -> list[str]:
              f"The first {MARKDOWN_PER_SYSTEM} outputs that went wrong per suite and system, the words that decided "
              "the label in bold; report.html has more, with filters, and `biaseval examples --run DIR` lists them "
              "all (examples.parquet).", ""]
-    for (suite, system), part in wrong.sort("suite", "system", "order", "tgt_lang").group_by(
+    for (suite, system), part in wrong.sort("suite", "system", "order", "language").group_by(
             "suite", "system", maintain_order=True):
         lines += [f"### {md(suite)}: {md(system)}", ""]
         for r in part.head(MARKDOWN_PER_SYSTEM).iter_rows(named=True):
             why = f", {md(r['reason'])}" if r["reason"] else ""
-            lines.append(f"- {code(r['item_id'])} ({md(r['tgt_lang'] or '')}; gold {md(r['gold'] or 'none')}, read "
+            lines.append(f"- {code(r['item_id'])} ({md(r['language'] or '')}; gold {md(r['gold'] or 'none')}, read "
                          f"{md(r['label'])}{why}): {md(r['source'] or '')} → "
                          f"{_marked_md(r['translation'], r['evidence'], r['gold'])}")
         lines.append("")
@@ -134,7 +134,7 @@ def text_lines(examples: pl.DataFrame) -> list[str]:
     for r in examples.iter_rows(named=True):
         marked = "".join(f"⟦{piece}⟧" if kind else piece for piece, kind in segments(r["translation"], r["evidence"], r["gold"]))
         why = f" ({r['reason']})" if r["reason"] else ""
-        out += [f"{r['outcome'].upper()}  {r['system']}  {r['suite']}  {r['tgt_lang'] or ''}  {r['item_id']}  "
+        out += [f"{r['outcome'].upper()}  {r['system']}  {r['suite']}  {r['language'] or ''}  {r['item_id']}  "
                 f"gold {r['gold'] or 'none'}, read {r['label']}{why}",
                 f"  source:      {r['source'] or ''}", f"  translation: {marked}", ""]
     return out
