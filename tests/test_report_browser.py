@@ -15,25 +15,32 @@ import pytest
 import yaml
 
 from biaseval.pipeline import sweep
+from biaseval.suites import SUITES
 from cdp import Browser
-from conftest import REPO
-from test_html_report import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, PNG, chromium  # noqa: F401 - a fixture
+from test_html_report import ARTIFACTS, CHROMIUM_FLAGS, PNG, chromium  # noqa: F401 - chromium: a fixture
 
-SUITES = ["mittens-2en", "mittens-2xx", "mt-geneval-counterfactual"]
+SUITES_USED = ["mittens-2en", "mittens-2xx", "mt-geneval-counterfactual"]
 SYSTEMS = ["apertium", "references"]
 
 
 @pytest.fixture(scope="module")
 def run(data_dir, ray_local, tmp_path_factory):
     folder = tmp_path_factory.mktemp("browser")
-    config = {"name": "browser", "description": "three suites, two systems, offline", "suites": SUITES,
-              "targets": {suite: ["es"] for suite in SUITES}, "cache": {"path": str(folder / "store")},
+    config = {"name": "browser", "description": "three suites, two systems, offline", "suites": SUITES_USED,
+              "targets": {suite: ["es"] for suite in SUITES_USED}, "cache": {"path": str(folder / "store")},
               "systems": {"apertium": {"backend": "apertium", "version": "apertium-eng-spa (Debian)"},
                           "references": {"backend": "references", "version": "the suites' references"}},
               "metrics": {"bootstrap": 200, "seed": 7}}
     path = folder / "browser.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return sweep(path, folder / "run").run.root
+    # a config's targets replace the suite in the process's registry (config.resolve_suites): put the
+    # suites back as they were for the modules after this one
+    registered = {suite: SUITES.get(suite) for suite in SUITES_USED}
+    try:
+        yield sweep(path, folder / "run").run.root
+    finally:
+        for suite, entry in registered.items():
+            SUITES.put(suite, entry)
 
 
 def _select(browser: Browser, form: int, key: str, value: str) -> dict:
@@ -64,7 +71,7 @@ def test_the_page_in_chromium(chromium, run, tmp_path):  # noqa: F811 - the fixt
             systems: Array.from(t.querySelectorAll('tbody th')).map(th => th.textContent.trim()),
             letters: Array.from(t.querySelectorAll('sup.letters')).map(s => s.textContent)}))""")
         groups = [g for table in summary for g in table["groups"]]
-        assert {g.split(" · ")[0] for g in groups} == set(SUITES), groups
+        assert {g.split(" · ")[0] for g in groups} == set(SUITES_USED), groups
         assert all(table["systems"] == SYSTEMS for table in summary)
         # Apertium and the references differ on the items both translated: letters mark it
         assert {"a", "b"} <= {x for table in summary for x in table["letters"]}
@@ -72,11 +79,11 @@ def test_the_page_in_chromium(chromium, run, tmp_path):  # noqa: F811 - the fixt
         # a chart per suite, drawn (an image with pixels)
         charts = browser.js("""Array.from(document.querySelectorAll('section.suite')).map(s => [s.dataset.suite,
             Array.from(s.querySelectorAll('figure img')).filter(i => i.complete && i.naturalWidth > 100).length])""")
-        assert dict(charts) == {suite: 1 for suite in SUITES}, charts
+        assert dict(charts) == {suite: 1 for suite in SUITES_USED}, charts
 
         # the examples: a table per suite with its filters; the deciding words marked
         forms = browser.js("document.querySelectorAll('form.filters').length")
-        assert forms == len(SUITES)
+        assert forms == len(SUITES_USED)
         assert browser.js("document.querySelectorAll('table.examples mark').length") > 10
         for form in range(forms):
             everything = _select(browser, form, "system", "")
@@ -123,7 +130,7 @@ def test_the_examples_behind_the_numbers(run):
 
     examples = pl.read_parquet(run / "examples.parquet")
     assert {"item_id", "source", "translation", "gold", "label", "evidence", "outcome"} <= set(examples.columns)
-    assert set(examples["suite"]) == set(SUITES) and examples["source"].null_count() == 0
+    assert set(examples["suite"]) == set(SUITES_USED) and examples["source"].null_count() == 0
     counts = examples.group_by("system", "suite", "language", "outcome").len()
     assert counts["len"].max() <= 100  # bounded per system × suite × language × outcome
     metrics = pl.read_parquet(run / "metrics.parquet")

@@ -89,7 +89,8 @@ def test_the_summary_marks_only_differences_on_shared_items_and_the_printed_valu
             ("a", "w", "all", "delta_g", 0.10, 200, 0.02, 0.18), ("b", "w", "all", "delta_g", 0.30, 200, 0.2, 0.4),
             ("a", "w", "all", "delta_s", 0.0, 200, -0.1, 0.1), ("b", "w", "all", "delta_s", 0.0, 200, -0.1, 0.1),
             ("a", "w", "vs/b", "mcnemar_p", 0.001, 200, None, None), ("b", "w", "vs/a", "mcnemar_p", 0.001, 200, None, None)]
-    published = {("w", "all", "acc", "a"): ("70.0", 100, 1), ("w", "all", "acc", "b"): ("48.9", 100, 1)}
+    published = {("w", "all", "acc", "a"): ("70.0", 100, 1, False), ("w", "all", "acc", "b"): ("48.9", 100, 1, False),
+                 ("w", "all", "delta_g", "b"): ("31.0", 100, 1, True)}
     result = summary(metric_frame(rows), ["w"], ["a", "b"], published)
     [table] = result.tables
     [group] = table.groups
@@ -98,6 +99,8 @@ def test_the_summary_marks_only_differences_on_shared_items_and_the_printed_valu
     assert (acc_a.value, acc_a.ci, acc_a.n, acc_a.letters) == ("70.0", "[63.0, 76.0]", 200, "a")
     assert acc_b.letters == "b" and group.cells["a"][1].letters == ""  # letters on shares the tests compare only
     assert (acc_a.paper, acc_a.differs, acc_b.paper, acc_b.differs) == ("70.0", False, "48.9", True)
+    gap_b = group.cells["b"][1]  # differs from the print for a known reason: an erratum, not ≠
+    assert (gap_b.paper, gap_b.differs, gap_b.erratum) == ("31.0", False, True)
     not_significant = summary(metric_frame(rows[:6] + [(s, "w", f"vs/{o}", "mcnemar_p", 0.2, 200, None, None)
                                                        for s, o in (("a", "b"), ("b", "a"))]), ["w"], ["a", "b"])
     assert not not_significant.lettered

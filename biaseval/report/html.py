@@ -338,12 +338,13 @@ def _render_html(run_root: Path, history: pl.DataFrame | None) -> str:
     examples = pl.read_parquet(run.examples) if run.examples.exists() else None
 
     contents = Contents()
-    sections = [html_sections.summary_section(contents, metrics, suites, names, published_values(published),
-                                              published.cite if published else None, set_genders(run), confidence),
-                _run_section(contents, info, metrics)]
+    sections = []
     monitored = (run.root / "drift.json").is_file()
     if monitored or history is not None:  # a monitoring run's report opens with its verdict
         sections.append(html_sections.drift_section(contents, run, history, suites, colours))
+    sections += [html_sections.summary_section(contents, metrics, suites, names, published_values(published),
+                                               published.cite if published else None, set_genders(run), confidence),
+                 _run_section(contents, info, metrics)]
     if run.labels.exists():
         sections.append(_failures_section(contents, read_failures(run.labels)))
     if config.get("published"):

@@ -80,11 +80,8 @@ def number(value, metric: str) -> str:
 
 def text(value, metric: str) -> str:
     """``number`` with its unit: "56.7%", "+3.2 pp", "0.742", "12"."""
-    shown = number(value, metric)
-    if shown in ("—", "NaN"):
-        return shown
     k = kind(metric)
-    return shown + ("%" if k == SHARE else " pp" if k == POINTS else "")
+    return _with_unit(number(value, metric), "%" if k == SHARE else " pp" if k == POINTS else "")
 
 
 def interval(low, high, metric: str) -> str | None:
@@ -100,30 +97,35 @@ def header(label: str, metric: str) -> str:
     return f"{label} ({u})" if u else label
 
 
-def share(value) -> str:
-    """A fraction as percent, one decimal, no unit ("56.7")."""
+def _scaled(value, spec: str) -> str:
+    """A fraction × 100 in the format ``spec``; a dash for none, "NaN" for NaN."""
     if _missing(value):
         return "—"
-    return "NaN" if _nan(value) else f"{100 * value:.{SHARE_DECIMALS}f}"
+    return "NaN" if _nan(value) else format(100 * value, spec)
+
+
+def _with_unit(shown: str, unit_: str) -> str:
+    return shown if shown in ("—", "NaN") else shown + unit_
+
+
+def share(value) -> str:
+    """A fraction as percent, one decimal, no unit ("56.7")."""
+    return _scaled(value, f".{SHARE_DECIMALS}f")
 
 
 def share_text(value) -> str:
     """A fraction as percent with its unit ("56.7%")."""
-    shown = share(value)
-    return shown if shown in ("—", "NaN") else shown + "%"
+    return _with_unit(share(value), "%")
 
 
 def points(value) -> str:
     """A difference of two fractions in percentage points, signed, one decimal, no unit ("+3.2")."""
-    if _missing(value):
-        return "—"
-    return "NaN" if _nan(value) else f"{100 * value:+.{POINT_DECIMALS}f}"
+    return _scaled(value, f"+.{POINT_DECIMALS}f")
 
 
 def points_text(value) -> str:
     """A difference of two fractions with its unit ("+3.2 pp")."""
-    shown = points(value)
-    return shown if shown in ("—", "NaN") else shown + " pp"
+    return _with_unit(points(value), " pp")
 
 
 def count(value) -> str:

@@ -85,10 +85,11 @@ def load(name: str) -> Published:
 
 def published_values(published) -> dict:
     """(suite, subset, metric, system) -> (the value ``published`` printed, as printed; its table's scale;
-    its decimals)."""
+    its decimals; whether a known erratum explains a difference from the recomputed value)."""
     if published is None:
         return {}
-    return {(c.suite, c.subset, c.metric, c.system): (f"{c.value:.{c.decimals}f}", c.scale, c.decimals)
+    return {(c.suite, c.subset, c.metric, c.system): (f"{c.value:.{c.decimals}f}", c.scale, c.decimals,
+                                                      published.erratum(c.suite, c.subset, c.metric, c.system) is not None)
             for c in published.cells()}
 
 

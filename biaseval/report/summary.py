@@ -45,6 +45,7 @@ class Cell:
     n: int | None = None
     paper: str | None = None  # the published value, as printed
     differs: bool = False  # the recomputed value, at the paper's precision, is not the printed one
+    erratum: bool = False  # ... and a known erratum says why (the published tables list it)
     letters: str = ""
     note: str | None = None  # which group a worst case is
 
@@ -223,7 +224,7 @@ def _packed(groups: list[Group]) -> list[tuple[Group, ...]]:
     return [tuple(t) for t in tables]
 
 
-def _cell(row: dict | None, column: Column, marks: str, paper: tuple[str, float, int] | None) -> Cell | None:
+def _cell(row: dict | None, column: Column, marks: str, paper: tuple[str, float, int, bool] | None) -> Cell | None:
     printed = paper[0] if paper else None
     if row is None:
         return Cell("—", paper=printed) if paper else None
@@ -233,7 +234,8 @@ def _cell(row: dict | None, column: Column, marks: str, paper: tuple[str, float,
     note = "/".join(row["subset"].split("/")[1:]) if column.metric.startswith("worst_") else None
     differs = paper is not None and numbers.at_precision(value, paper[1], paper[2]) != printed
     return Cell(numbers.number(value, column.metric), numbers.interval(low, high, column.metric), row["n"],
-                paper=printed, differs=differs, letters=marks, note=note)
+                paper=printed, differs=differs and not paper[3], erratum=differs and paper[3], letters=marks,
+                note=note)
 
 
 SUPERSCRIPT = dict(zip("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
@@ -249,8 +251,9 @@ def caption(result: Summary, describe: str, cite: str | None) -> str:
                  "the items both translated (McNemar's exact test on the outcome the share counts, "
                  f"Holm-adjusted over the column's pairs, α = {ALPHA}); a column where no pair differs has none.")
     if cite:
-        text += (f" Paper: the value printed by {cite} for the same system and outputs; ≠ where the recomputed "
-                 "value, at the paper's precision, differs (the published tables below say why, where it is known).")
+        text += (f" Paper: the value printed by {cite} for the same system and outputs; marked erratum where "
+                 "the recomputed value differs for a known reason (the published tables below give it), and with a "
+                 "not-equal sign where it differs for none known.")
     for suite, shown, total in result.left_out:
         text += f" {suite}: the first {shown} of its {total} sets; all of them are in its own section."
     return text
@@ -283,5 +286,5 @@ def _md_cell(cell: Cell | None) -> str:
     if cell.note:
         text += f" ({cell.note})"
     if cell.paper:
-        text += f"; paper {cell.paper}" + (" ≠" if cell.differs else "")
+        text += f"; paper {cell.paper}" + (" ≠" if cell.differs else " (erratum)" if cell.erratum else "")
     return text
