@@ -59,7 +59,8 @@ def methods(rows: pl.DataFrame) -> list[Method]:
     part = rows.with_columns([pl.lit(None, dtype=pl.Int64).alias(c) for c in extra]).filter(
         pl.col("interval").is_not_null() & pl.col("ci_low").is_not_nan().fill_null(False))
     found: dict[tuple, list[str]] = {}
-    for interval, resamples, seed, metric in part.select("interval", "resamples", "seed", "metric").iter_rows():
+    distinct = part.select("interval", "resamples", "seed", "metric").unique(maintain_order=True)
+    for interval, resamples, seed, metric in distinct.iter_rows():
         names = found.setdefault((interval, resamples, seed), [])
         if metric not in names:
             names.append(metric)

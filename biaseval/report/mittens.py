@@ -159,8 +159,11 @@ def section(metrics: pl.DataFrame, confidence: str = "95%") -> list[str]:
         unread = sorted({r["language"] for r in langs if r["no_reader"]})
         if unread:
             lines += ["", f"Not read (no reader for the language; its passages are not scored): {', '.join(unread)}."]
-        lines += ["", f"Weakest cells of {suite} (gender / language / evaluation set; cells at 100 % left out):", "",
-                  "| system | cell | acc (%) | n |", "|---|---|---|---|"]
-        lines += [f"| {c['system']} | {c['cell']} | {c['acc']} | {c['n']} |" for c in weakest_cells(metrics, suite)]
-        lines.append("")
+        cells = weakest_cells(metrics, suite)
+        lines += ["", f"Weakest cells of {suite} (gender / language / evaluation set; cells at 100 % left out)"
+                  + (":" if cells else ": none, every cell is at 100 %."), ""]
+        if cells:
+            lines += ["| system | cell | acc (%) | n |", "|---|---|---|---|"]
+            lines += [f"| {md(c['system'])} | {md(c['cell'])} | {c['acc']} | {numbers.count(c['n'])} |" for c in cells]
+            lines.append("")
     return lines

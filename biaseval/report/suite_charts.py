@@ -50,7 +50,7 @@ def mtgeneval_bars(frame: pl.DataFrame, colours: dict[str, str]) -> bytes:
 
 @plain_text
 def mittens_bars(frame: pl.DataFrame, colours: dict[str, str]) -> bytes:
-    """MiTTenS: accuracy by language (left) and by evaluation set (right), a bar per system with its
+    """MiTTenS: accuracy by language (above) and by evaluation set (below), a bar per system with its
     interval. ``frame``: the suite's ``acc`` rows of subsets ``lang/<code>`` and ``set/<name>``."""
     acc = frame.filter(pl.col("metric") == "acc")
     by_language = acc.filter(pl.col("subset").str.starts_with("lang/")).with_columns(
@@ -59,16 +59,17 @@ def mittens_bars(frame: pl.DataFrame, colours: dict[str, str]) -> bytes:
     systems = _systems(acc, colours)
     languages = sorted(by_language["group"].unique().to_list())
     sets = sorted(by_set["group"].unique().to_list())
-    height = max(3.6, 0.22 * len(sets) * max(len(systems), 1) + 1.2)
-    fig = figure((max(6.0, 0.32 * len(languages) * max(len(systems), 1) + 1.5) + 5.0, height))
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(len(languages), 2), 3]})
-    _grouped_bars(left, by_language, languages, systems, colours, 100.0)
-    left.set_ylim(0, 105)
-    left.set_title(f"by language: {metric_label('acc')}", fontsize=10)
-    _grouped_bars(right, by_set, sets, systems, colours, 100.0, horizontal=True)
-    right.set_xlim(0, 105)
-    right.set_title(f"by evaluation set: {metric_label('acc')}", fontsize=10)
-    _category_axis(right, sets, horizontal=True)
+    upper = 2.6
+    lower = max(1.6, 0.2 * len(sets) * max(len(systems), 1) + 0.6)
+    fig = figure((max(8.0, min(14.0, 0.3 * len(languages) * max(len(systems), 1) + 2.0)), upper + lower + 1.0))
+    top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [upper, lower]})
+    _grouped_bars(top, by_language, languages, systems, colours, 100.0)
+    top.set_ylim(0, 105)
+    top.set_title(f"by language: {metric_label('acc')}", fontsize=10)
+    _grouped_bars(bottom, by_set, sets, systems, colours, 100.0, horizontal=True)
+    bottom.set_xlim(0, 105)
+    bottom.set_title(f"by evaluation set: {metric_label('acc')}", fontsize=10)
+    _category_axis(bottom, sets, horizontal=True)
     _legend(fig, systems, colours)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / height))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
     return _png(fig)
