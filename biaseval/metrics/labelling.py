@@ -248,8 +248,9 @@ BATCH_ROWS = 65_536  # a group labelled: ~20 MB with the columns scoring reads (
 
 def _columns_for(suite: str, keys: dict[str, list[str]]) -> list[str]:
     """The shard columns a rule-set suite's labelling and counts use: what labels.parquet keeps, what
-    its views group by, and the target language where the suite has more than one. Not the suite:
-    every row of a suite's shards has its name (reading it costs as much as reading the system)."""
+    its views group by, and the target language and gold gender (the examples': metrics/examples.py).
+    Not the suite: every row of a suite's shards has its name (reading it costs as much as reading
+    the system)."""
     wanted = {"system", "item_id", "translation", "error"} | {k for view in keys.values() for k in view if k != "suite"}
     wanted |= {"tgt_lang", "gold"}  # the examples' (metrics/examples.py): few values each, cheap to read
     return [c for c in LABEL_INPUT if c in wanted]

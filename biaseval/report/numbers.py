@@ -108,9 +108,13 @@ def _with_unit(shown: str, unit_: str) -> str:
     return shown if shown in ("—", "NaN") else shown + unit_
 
 
+_SHARE = f".{SHARE_DECIMALS}f"
+_POINTS = f"+.{POINT_DECIMALS}f"
+
+
 def share(value) -> str:
     """A fraction as percent, one decimal, no unit ("56.7")."""
-    return _scaled(value, f".{SHARE_DECIMALS}f")
+    return _scaled(value, _SHARE)
 
 
 def share_text(value) -> str:
@@ -120,7 +124,7 @@ def share_text(value) -> str:
 
 def points(value) -> str:
     """A difference of two fractions in percentage points, signed, one decimal, no unit ("+3.2")."""
-    return _scaled(value, f"+.{POINT_DECIMALS}f")
+    return _scaled(value, _POINTS)
 
 
 def points_text(value) -> str:
