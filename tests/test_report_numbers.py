@@ -12,7 +12,7 @@ import pytest
 
 from biaseval.report import numbers
 from biaseval.report.examples import choose, cue_words, segments
-from biaseval.report.summary import letters, summary
+from biaseval.report.summary import letters, plain, summary
 from metric_rows import metric_frame
 
 NAN = float("nan")
@@ -101,6 +101,9 @@ def test_the_summary_marks_only_differences_on_shared_items_and_the_printed_valu
     assert (acc_a.paper, acc_a.differs, acc_b.paper, acc_b.differs) == ("70.0", False, "48.9", True)
     gap_b = group.cells["b"][1]  # differs from the print for a known reason: an erratum, not ≠
     assert (gap_b.paper, gap_b.differs, gap_b.erratum) == ("31.0", False, True)
+    text = plain(result)  # for a terminal: the same cells, aligned
+    assert text[0].split() == ["w", "Acc", "(%)", "ΔG", "(pp)", "ΔS", "(pp)"]
+    assert text[1].split()[:4] == ["a", "70.0", "a", "[63.0,"] and "+10.0 [+2.0, +18.0]" in text[1]
     not_significant = summary(metric_frame(rows[:6] + [(s, "w", f"vs/{o}", "mcnemar_p", 0.2, 200, None, None)
                                                        for s, o in (("a", "b"), ("b", "a"))]), ["w"], ["a", "b"])
     assert not not_significant.lettered

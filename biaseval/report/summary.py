@@ -288,3 +288,26 @@ def _md_cell(cell: Cell | None) -> str:
     if cell.paper:
         text += f"; paper {cell.paper}" + (" ≠" if cell.differs else " (erratum)" if cell.erratum else "")
     return text
+
+
+def plain(result: Summary) -> list[str]:
+    """The summary as fixed-width text for a terminal: per table, a line per column group and system,
+    each cell its value with letters and interval (the units in the column names)."""
+    lines: list[str] = []
+    for table in result.tables:
+        for group in table.groups:
+            heads = [c.label for c in group.columns]
+            cells = {s: [_plain_cell(c) for c in group.cells[s]] for s in table.systems}
+            widths = [max([len(h)] + [len(cells[s][k]) for s in table.systems]) for k, h in enumerate(heads)]
+            name = max([len(s) for s in table.systems] + [len(group.title)])
+            lines.append(group.title.ljust(name) + "  " + "  ".join(h.rjust(w) for h, w in zip(heads, widths)))
+            lines += [s.ljust(name) + "  " + "  ".join(c.rjust(w) for c, w in zip(cells[s], widths))
+                      for s in table.systems]
+            lines.append("")
+    return lines
+
+
+def _plain_cell(cell: Cell | None) -> str:
+    if cell is None:
+        return "—"
+    return cell.value + (f" {cell.letters}" if cell.letters else "") + (f" {cell.ci}" if cell.ci else "")
