@@ -25,7 +25,7 @@ from biaseval.metrics.paired import adjust, pair_subset
 from biaseval.report import numbers
 
 ALPHA = 0.05
-MAX_COLUMNS = 8  # per table: a suite's groups stay together where they fit
+MAX_WIDTH = 120  # characters a table of the summary may take (report.html's page holds about that)
 MAX_SETS = 8  # OTSC-like suites: the first sets in the summary, all of them in the suite's section
 
 
@@ -196,9 +196,14 @@ def summary(metrics: pl.DataFrame, suites: list[str], systems: list[str], publis
     return Summary(tuple(present), tables, used, lettered, tuple(left_out))
 
 
+def _width(group: Group) -> int:
+    """About how many characters a group's columns take: its labels, or a value with its interval."""
+    return sum(max(len(c.label), 11) + 2 for c in group.columns)
+
+
 def _packed(groups: list[Group]) -> list[tuple[Group, ...]]:
-    """The groups in tables of at most MAX_COLUMNS columns, a suite's groups in one table where they fit
-    (a suite wider than that fills tables of its own)."""
+    """The groups in tables of at most MAX_WIDTH characters, a suite's groups in one table where they
+    fit (a suite wider than that fills tables of its own)."""
     by_suite: list[list[Group]] = []
     for g in groups:
         if by_suite and by_suite[-1][0].suite == g.suite:
@@ -208,19 +213,19 @@ def _packed(groups: list[Group]) -> list[tuple[Group, ...]]:
     tables: list[list[Group]] = []
     width = 0
     for suite_groups in by_suite:
-        size = sum(len(g.columns) for g in suite_groups)
-        if tables and width + size <= MAX_COLUMNS:
+        size = sum(_width(g) for g in suite_groups)
+        if tables and width + size <= MAX_WIDTH:
             tables[-1] += suite_groups
             width += size
             continue
         tables.append([])
         width = 0
         for g in suite_groups:
-            if tables[-1] and width + len(g.columns) > MAX_COLUMNS:
+            if tables[-1] and width + _width(g) > MAX_WIDTH:
                 tables.append([])
                 width = 0
             tables[-1].append(g)
-            width += len(g.columns)
+            width += _width(g)
     return [tuple(t) for t in tables]
 
 
@@ -231,7 +236,7 @@ def _cell(row: dict | None, column: Column, marks: str, paper: tuple[str, float,
     value, low, high = row["value"], row["ci_low"], row["ci_high"]
     if column.complement:
         value, low, high = 1 - value, (None if high is None else 1 - high), (None if low is None else 1 - low)
-    note = "/".join(row["subset"].split("/")[1:]) if column.metric.startswith("worst_") else None
+    note = " / ".join(row["subset"].split("/")[1:]) if column.metric.startswith("worst_") else None
     differs = paper is not None and numbers.at_precision(value, paper[1], paper[2]) != printed
     return Cell(numbers.number(value, column.metric), numbers.interval(low, high, column.metric), row["n"],
                 paper=printed, differs=differs and not paper[3], erratum=differs and paper[3], letters=marks,
