@@ -266,3 +266,27 @@ def test_newcombes_paired_interval_covers_the_difference(n, p_first, p_second, r
     low, high = paired_difference_interval(*counts.T)
     covered = np.mean((low <= p_first - p_second) & (p_first - p_second <= high))
     assert 0.93 <= covered <= 0.99, covered
+
+
+def test_examples_pick_every_wrong_output_up_to_its_cap_in_a_fixed_order():
+    """metrics/examples.py: per system × language × outcome the first CAPS outputs in the hash order; the
+    same picks from the whole group as from any split of it (the order is the items', not the rows');
+    a group over the limit is looked at through a stride."""
+    from biaseval.metrics.examples import CAPS, pick
+
+    n = 600
+    frame = pl.DataFrame({
+        "system": ["a"] * n, "item_id": [f"s/es/{k:05d}" for k in range(n)], "tgt_lang": ["es"] * n,
+        "gold": ["female"] * n, "translation": [f"t{k}" for k in range(n)],
+        "label": ["male" if k % 3 == 0 else "female" if k % 3 == 1 else None for k in range(n)],
+        "reason": [None] * n, "evidence": [None] * n})
+    picked = pick(frame, "otsc", {}, limit=None)
+    counts = dict(picked.group_by("outcome").len().iter_rows())
+    assert counts == {"wrong": CAPS["wrong"], "right": CAPS["right"]}  # 200 of each: capped; no label, no pick
+    assert (picked.filter(pl.col("outcome") == "wrong")["label"] == "male").all()
+    halves = pl.concat([pick(frame.head(300), "otsc", {}, limit=None), pick(frame.tail(300), "otsc", {}, limit=None)])
+    best = halves.sort("_order").group_by("outcome", maintain_order=True).head(100)
+    assert set(best.filter(pl.col("outcome") == "wrong")["item_id"]) == set(picked.filter(pl.col("outcome") == "wrong")["item_id"])
+    strided = pick(frame, "otsc", {}, limit=150)  # every 4th row looked at: 50 wrong, 50 right, 50 without a label
+    assert dict(strided.group_by("outcome").len().iter_rows()) == {"wrong": 50, "right": 25}
+    assert (strided["item_id"].str.slice(5).cast(pl.Int64) % 4 == 0).all()

@@ -9,7 +9,9 @@ that the reader could not read); an item without a translation is not an example
 those). For a gender-neutral set (TGBI), right is an output that commits to no gender.
 
 The sample is taken while scoring labels the shards (``pick``: per group of shards, a few rows; no
-second pass over the outputs): per system × suite × target language × outcome, the outputs first in
+second pass over the outputs; in a big run, from part of them: at most eight groups of shards per
+suite (``labelling.PICKED_GROUPS``, spread over the suite) and, in a group of more than CANDIDATES
+outputs, a stride through them): per system × suite × target language × outcome, the outputs first in
 a fixed pseudo-random order (polars' hash of the item id), at most CAPS of each outcome, so it is the
 same on every scoring of a run (with the same polars) and spread over the suite; ``finish`` keeps the first of the groups' picks
 and adds the sources and, for rule-set detectors, the cue words found.
@@ -36,25 +38,37 @@ SCHEMA = {"system": pl.String, "suite": pl.String, "item_id": pl.String, "subset
           "order": pl.UInt32}
 
 
-def _outcome(scorer: str, params: dict) -> pl.Expr:
+OUTCOMES = ("wrong", "right", "unscored")  # codes 0, 1, 2
+CANDIDATES = 8192  # per group of shards: the rows a pick looks at (a stride through a bigger group)
+
+
+def _outcome_code(scorer: str, params: dict) -> pl.Expr:
+    """Per output: 0 wrong, 1 right, 2 unscored (``OUTCOMES``); null without a translation or a label."""
     decided = suite_outcome(scorer, params)
-    return (pl.when(decided.is_null()).then(pl.lit("unscored"))
-            .when(decided).then(pl.lit("right")).otherwise(pl.lit("wrong")))
+    return (pl.when(pl.col("translation").is_null() | pl.col("label").is_null()).then(None)
+            .when(decided.is_null()).then(2).when(decided).then(1).otherwise(0).cast(pl.UInt8))
 
 
-def pick(labelled: pl.DataFrame, scorer: str, params: dict) -> pl.DataFrame:
+def pick(labelled: pl.DataFrame, scorer: str, params: dict, limit: int | None = CANDIDATES) -> pl.DataFrame:
     """A group of one suite's labelled outputs (label_group's frame) cut to its candidates: per system ×
-    target language × outcome the CAPS first in the hash order (``_order``: the hash)."""
-    frame = labelled.filter(pl.col("translation").is_not_null() & pl.col("label").is_not_null())
+    target language × outcome the CAPS first in the hash order (``_order``: the hash), among the
+    group's outputs, or, where it has more than ``limit``, among a stride through them (every k-th;
+    None: all, for a suite labelled in one group, whose pick is its only one). A pick costs a few
+    vector passes over at most ``limit`` rows, not a sort of the group."""
+    frame = labelled.lazy()
+    if limit and labelled.height > limit:
+        frame = frame.gather_every(-(-labelled.height // limit))
     missing = [pl.lit(None, dtype=pl.String).alias(c) for c in ("gold", "tgt_lang", "reason", "evidence")
-               if c not in frame.columns]
-    frame = frame.with_columns(missing).with_columns(pl.col("label").cast(pl.String))
-    frame = frame.with_columns(_outcome(scorer, params).alias("outcome"),
-                               pl.col("item_id").hash(SEED).alias("_order"))
-    cap = pl.col("outcome").replace_strict(list(CAPS), list(CAPS.values()), return_dtype=pl.UInt32)
-    keys = ["system", "tgt_lang", "outcome"]
-    return (frame.filter(pl.col("_order").rank("ordinal").over(keys) <= cap)
-            .select([pl.col(c).cast(pl.String) if c not in ("_order",) else pl.col(c) for c in PICKED]))
+               if c not in labelled.columns]
+    code = _outcome_code(scorer, params)
+    cap = code.replace_strict(list(range(len(OUTCOMES))), [CAPS[o] for o in OUTCOMES], return_dtype=pl.UInt32)
+    order = pl.col("item_id").hash(SEED)
+    return (frame.with_columns(missing).filter(code.is_not_null())
+            .filter(order.rank("ordinal").over("system", "tgt_lang", code) <= cap)
+            .with_columns(code.replace_strict(list(range(len(OUTCOMES))), list(OUTCOMES), return_dtype=pl.String)
+                          .alias("outcome"), order.alias("_order"))
+            .select([pl.col(c) if c == "_order" else pl.col(c).cast(pl.String) for c in PICKED])
+            .collect())
 
 
 def finish(picked: pl.DataFrame, items: Path, detectors: dict) -> pl.DataFrame:
