@@ -180,16 +180,15 @@ def examples(run_dir: Path, system: str | None, suite: str | None, language: str
     that decided it (between ⟦ ⟧ in text), from the run's examples.parquet (a bounded sample: the wrong
     outputs first). jsonl and csv carry the same columns for scripts."""
     from biaseval.errors import RunDirError
-    from biaseval.report.examples import choose, csv_text, jsonl, text_lines
+    from biaseval.report.examples import choose, csv_text, jsonl, load, text_lines
     from biaseval.run.rundir import RunDir
 
-    import polars as pl
-
     run = RunDir(run_dir)
-    if not run.examples.exists():
+    found = load(run.examples)
+    if found is None:
         raise RunDirError(f"{run.examples}: not found; score the run with this biaseval first "
                           f"(biaseval score --run {run_dir})")
-    chosen = choose(pl.read_parquet(run.examples), system, suite, language, outcome, limit or None)
+    chosen = choose(found, system, suite, language, outcome, limit or None)
     if fmt == "jsonl":
         click.echo(jsonl(chosen), nl=False)
     elif fmt == "csv":

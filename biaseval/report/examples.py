@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import polars as pl
 
@@ -25,6 +26,17 @@ HTML_CAPS = {"wrong": 20, "right": 5, "unscored": 5}  # per system × suite in r
 MARKDOWN_PER_SYSTEM = 3  # wrong outputs per system × suite in report.md
 SHOWN = ["system", "suite", "item_id", "language", "outcome", "gold", "label", "reason", "evidence", "source",
          "translation"]
+
+
+def load(path: Path) -> pl.DataFrame | None:
+    """A run's examples.parquet (None where the run has none); one written before it had a
+    ``language`` gets the target language as its language."""
+    if not path.exists():
+        return None
+    frame = pl.read_parquet(path)
+    if "language" not in frame.columns:
+        frame = frame.with_columns(pl.col("tgt_lang").alias("language"))
+    return frame
 
 
 def choose(examples: pl.DataFrame, system: str | None = None, suite: str | None = None, language: str | None = None,

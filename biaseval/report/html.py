@@ -25,6 +25,7 @@ import polars as pl
 
 from biaseval.errors import MissingExtra, RunDirError
 from biaseval.report import adjectives, html_sections, methods, plots, sampling, tables
+from biaseval.report import examples as example_rows
 from biaseval.report import published as published_results
 from biaseval.report.published import compare_published, published_values
 from biaseval.report.collection import collected_once
@@ -335,7 +336,7 @@ def _render_html(run_root: Path, history: pl.DataFrame | None) -> str:
     embedding = _embedding_data(run, suites)
 
     published = published_results.load(config["published"]) if config.get("published") else None
-    examples = pl.read_parquet(run.examples) if run.examples.exists() else None
+    examples = example_rows.load(run.examples)
 
     contents = Contents()
     sections = []
