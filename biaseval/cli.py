@@ -220,6 +220,38 @@ def score(run_dir: str) -> None:
 
 
 @main.command()
+@click.option("--run", "run_dir", required=True, type=click.Path(path_type=Path), help="run directory")
+@click.option("--system", default=None, help="only this system's outputs")
+@click.option("--suite", default=None, help="only this suite's")
+@click.option("--language", default=None, help="only this target language's (e.g. es)")
+@click.option("--outcome", type=click.Choice(["wrong", "right", "unscored"]), default=None,
+              help="wrong or right by the suite's headline share; unscored: not counted in it")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="at most this many (0: all)")
+@click.option("--format", "fmt", type=click.Choice(["text", "jsonl", "csv"]), default="text", show_default=True)
+def examples(run_dir: Path, system: str | None, suite: str | None, language: str | None, outcome: str | None,
+             limit: int, fmt: str) -> None:
+    """The translations behind a run's numbers: source, translation, gold gender, label, and the words
+    that decided it (between ⟦ ⟧ in text), from the run's examples.parquet (a bounded sample: the wrong
+    outputs first). jsonl and csv carry the same columns for scripts."""
+    from biaseval.errors import RunDirError
+    from biaseval.report.examples import choose, csv_text, jsonl, load, text_lines
+    from biaseval.run.rundir import RunDir
+
+    run = RunDir(run_dir)
+    found = load(run.examples)
+    if found is None:
+        raise RunDirError(f"{run.examples}: not found; score the run with this biaseval first "
+                          f"(biaseval score --run {run_dir})")
+    chosen = choose(found, system, suite, language, outcome, limit or None)
+    if fmt == "jsonl":
+        click.echo(jsonl(chosen), nl=False)
+    elif fmt == "csv":
+        click.echo(csv_text(chosen), nl=False)
+    else:
+        click.echo("\n".join(text_lines(chosen)) if chosen.height else "no examples match", nl=chosen.height == 0)
+
+
+@main.command()
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path))
 @click.option("--data/--no-data", default=True, help="also load datasets and check recorded outputs")
 def validate(config_path: Path, data: bool) -> None:

@@ -14,7 +14,8 @@ from biaseval.config import load_config
 from biaseval.errors import DiskFullError
 from biaseval.metrics.scoring import score_run
 from biaseval.report import published as published_results
-from biaseval.report.html import render_html
+from biaseval.report.examples import load as load_examples
+from biaseval.report.html import render_html, set_genders
 from biaseval.report.markdown import read_failures, read_reasons, render
 from biaseval.report.plots import embedding_scatter
 from biaseval.run.driver import SweepResult, run_translations
@@ -60,7 +61,9 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
                      "words": words,
                      "plots": sorted(str(p.relative_to(run.root)) for p in (run.root / "plots").glob("embedding-*.png"))}
     reasons = read_reasons(run.labels, run.items) if run.items.exists() else None
-    write_text_atomic(run.report, render(metrics, info, published, failures, embedding, reasons))
+    examples = load_examples(run.examples)
+    write_text_atomic(run.report, render(metrics, info, published, failures, embedding, reasons,
+                                         set_gold=set_genders(run), examples=examples))
     write_text_atomic(run.root / "report.html", render_html(run.root, history))
     return run.report
 

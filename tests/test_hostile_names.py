@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from biaseval.cli import main
 from biaseval.errors import ConfigError
-from biaseval.metrics import METRIC_SCHEMA
+from metric_rows import metric_frame
 
 
 def run_cli(*args: str):
@@ -177,7 +177,7 @@ def test_report_md_shows_markup_from_the_data_as_text(tmp_path):
             ("one", "otsc-en", "es/occupation/nurse", "p_f", 0.6, 4, 0.5, 0.7),
             ("one", "otsc-en", "es", "r_female_share", 0.5, 2, 0.1, 0.9),
             ("one", "otsc-en", "es", "rho_female_share", 0.5, 2, 0.1, 0.9)]
-    metrics = pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row")
+    metrics = metric_frame(rows)
     labels = tmp_path / "labels.parquet"
     pl.DataFrame({"system": ["one"], "suite": ["otsc-en"], "item_id": ["i1"], "label": [None],
                   "error": [f"HTTP 500: {HOSTILE}\nsecond line"]}, schema_overrides={"label": pl.String}).write_parquet(labels)
@@ -207,7 +207,7 @@ def test_drift_md_keeps_its_tables_whole_whatever_a_translation_holds():
 
 def _metric_rows(groups: list[str], systems: list[str], metric: str) -> pl.DataFrame:
     rows = [(s, "suite", g, metric, 0.3 + 0.1 * k, 10, 0.2, 0.6) for k, s in enumerate(systems) for g in groups]
-    return pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row")
+    return metric_frame(rows)
 
 
 MATH = ["cost $\\undefinedcmd$ x", "$x^$", "a $ b", "\\$\\$", "50% $$"]

@@ -25,12 +25,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from biaseval.metrics import METRIC_SCHEMA
 from biaseval.pipeline import sweep
 from biaseval.report import plots
 from biaseval.report.html import render_html
 from biaseval.report.tables import Value, headline_panels, metric_rows, pairwise_grid, significance, value_cell
 from conftest import REPO
+from metric_rows import metric_frame
 from procs import kill_sessions, sessions_matching
 
 SYSTEMS = ["google", "microsoft", "aws"]
@@ -43,6 +43,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
                   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost"]
 ARTIFACTS = REPO / "test-artifacts"
+FILTERS_JS = (REPO / "biaseval" / "report" / "templates" / "filters.js").read_text(encoding="utf-8")
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -60,11 +61,16 @@ class _Dom(HTMLParser):
         self.urls: list[str] = []
         self.tags: set[str] = set()
         self.text: list[str] = []
+        self.scripts: list[str] = []  # the text of each script element
+        self._script = False
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         self.tags.add(tag)
+        if tag == "script":
+            self._script = True
+            self.scripts.append("")
         if tag == "table":
             self.tables.append(attrs.get("class") or "")
         if tag == "img":
@@ -77,7 +83,14 @@ class _Dom(HTMLParser):
             if attrs.get(key):
                 self.urls.append(attrs[key])
 
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._script = False
+
     def handle_data(self, data):
+        if self._script:
+            self.scripts[-1] += data
+            return
         self.text.append(data)
 
 
@@ -202,7 +215,8 @@ def test_report_html_opens_in_chromium(chromium, run, tmp_path):
     # Self-contained: no script, no stylesheet link, no URL anywhere but in-page anchors and data: URIs.
     assert "http://" not in page and "https://" not in page
     source = _Dom(page)
-    assert not {"script", "link", "iframe", "object", "embed"} & source.tags
+    assert not {"link", "iframe", "object", "embed"} & source.tags
+    assert source.scripts == [FILTERS_JS]  # one script, inline: the examples' filters
     assert all(u.startswith(("data:image/png;base64,", "#")) for u in source.urls), source.urls
     assert all(link[1:] in source.ids for link in source.links if link.startswith("#")), "a contents link has no target"
 
@@ -286,7 +300,7 @@ def test_significance_marks_need_every_comparison():
                      "ci_low": None, "ci_high": None},
                     {"system": a, "suite": "w", "subset": f"vs/{b}", "metric": "diff_correct", "value": d, "n": 10,
                      "ci_low": None, "ci_high": None}]
-        return pl.DataFrame(out, schema=METRIC_SCHEMA)
+        return metric_frame([tuple(r.values()) for r in out])
 
     three = [("a", "b", 0.001, 0.2), ("b", "a", 0.001, -0.2), ("a", "c", 0.01, 0.1), ("c", "a", 0.01, -0.1),
              ("b", "c", 0.2, -0.1), ("c", "b", 0.2, 0.1)]
@@ -322,7 +336,7 @@ def test_occupation_and_embedding_sections(tmp_path):
                  (system, "otsc-en", "es", "rho_female_share", 0.8, 4, 0.4, 1.0),
                  (system, "words", "it", "mean_intensity_tgt", 0.01, 4, 0.005, 0.02),
                  (system, "words", "it/shift/neutral", "to_masculine", 0.75, 4, 0.5, 1.0)]
-    pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row").write_parquet(root / "metrics.parquet")
+    metric_frame(rows).write_parquet(root / "metrics.parquet")
     pl.DataFrame({"item_id": [f"i{i}" for i in range(4)], "suite": "otsc-en", "occupation": list(occupations),
                   "female_share": list(occupations.values())}).write_parquet(root / "items.parquet")
     features = pl.DataFrame({"suite": "words", "system": "one", "tgt_lang": "it", "src_lang": "en",
@@ -369,12 +383,12 @@ def test_proportion_chart_draws_at_most_forty_sets_and_the_table_has_all(tmp_pat
     (root / "run.json").write_text(json.dumps(info), encoding="utf-8")
     sets = [f"es/variant-{k:02d}" for k in range(45)]
     rows = [("one", "otsc-en", s, m, 0.5, 2, 0.4, 0.6) for s in sets for m in ("p_m", "p_f")]
-    pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row").write_parquet(root / "metrics.parquet")
+    metric_frame(rows).write_parquet(root / "metrics.parquet")
 
     page = render_html(root)
     assert "The first\n40 of 45 sets are drawn" in page
     assert all(s in page for s in sets)  # every set in the table
-    frame = pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row")
+    frame = metric_frame(rows)
     png, drawn = plots.proportion_bars(frame, {"one": "#1f77b4"}, limit=40)
     assert png.startswith(PNG) and drawn == 40
     assert plots.proportion_bars(frame.filter(pl.col("subset").is_in(sets[:3])), {"one": "#1f77b4"})[1] == 3
@@ -395,20 +409,20 @@ def test_tables_are_plain_data():
     """The statistics behind the page's tables come as strings and Values, not markup."""
     assert value_cell(None, None, None, "acc") is None
     assert value_cell(float("nan"), None, None, "r_female_share") == Value("NaN", nan=True)
-    assert value_cell(0.5, 0.4, 0.6, "acc") == Value("50.00", "[40.00, 60.00]")
-    assert value_cell(0.5, None, None, "tgbi") == Value("0.5000")
-    part = pl.DataFrame([("a", "w", "all", "acc", 0.7, 10, 0.6, 0.8), ("b", "w", "all", "acc", 0.5, 12, 0.4, 0.6),
+    assert value_cell(0.5, 0.4, 0.6, "acc") == Value("50.0", "[40.0, 60.0]")
+    assert value_cell(0.5, None, None, "tgbi") == Value("0.500")
+    assert value_cell(-0.0312, -0.05, -0.01, "delta_g") == Value("-3.1", "[-5.0, -1.0]")
+    part = metric_frame([("a", "w", "all", "acc", 0.7, 10, 0.6, 0.8), ("b", "w", "all", "acc", 0.5, 12, 0.4, 0.6),
                          ("a", "w", "vs/b", "mcnemar_p", 0.01, 9, None, None),
-                         ("a", "w", "vs/b", "diff_correct", 0.2, 9, None, None)], schema=METRIC_SCHEMA, orient="row")
+                         ("a", "w", "vs/b", "diff_correct", 0.2, 9, None, None)])
     assert metric_rows(part, ["a", "b"]) == [{"subset": "all", "metric": "acc (%)", "n": "10–12",
-                                              "cells": [Value("70.00", "[60.00, 80.00]"), Value("50.00", "[40.00, 60.00]")]}]
+                                              "cells": [Value("70.0", "[60.0, 80.0]"), Value("50.0", "[40.0, 60.0]")]}]
     assert pairwise_grid(part, ["a", "b"]) == {"names": ["a"], "rows": [{"system": "a", "cells": [None]}]}
-    part = pl.concat([part, pl.DataFrame([("b", "w", "vs/a", "mcnemar_p", 0.01, 9, None, None),
-                                          ("b", "w", "vs/a", "diff_correct", -0.2, 9, None, None)],
-                                         schema=METRIC_SCHEMA, orient="row")])
+    part = pl.concat([part, metric_frame([("b", "w", "vs/a", "mcnemar_p", 0.01, 9, None, None),
+                                          ("b", "w", "vs/a", "diff_correct", -0.2, 9, None, None)])])
     grid = pairwise_grid(part, ["a", "b"])
     assert grid["names"] == ["a", "b"]
-    assert grid["rows"][0]["cells"] == [None, {"text": "+20.0 pts", "p": "p = 0.010", "n": 9, "significant": True,
+    assert grid["rows"][0]["cells"] == [None, {"text": "+20.0 pp", "p": "p = 0.010", "n": 9, "significant": True,
                                                "kind": "sig-better"}]
     assert grid["rows"][1]["cells"][0]["kind"] == "sig-worse"
 
@@ -443,7 +457,7 @@ def test_names_and_messages_from_the_data_are_escaped(chromium, tmp_path):
                  (system, otsc, f"es/occupation/{nurse}", "p_f", 0.8, 4, 0.7, 0.9),
                  (system, otsc, f"es/occupation/{engineer}", "p_f", 0.2, 4, 0.1, 0.3),
                  (system, otsc, "es/<her>", "p_f", 0.4, 8, 0.3, 0.5), (system, otsc, "es/<her>", "p_m", 0.6, 8, 0.5, 0.7)]
-    pl.DataFrame(rows, schema=METRIC_SCHEMA, orient="row").write_parquet(root / "metrics.parquet")
+    metric_frame(rows).write_parquet(root / "metrics.parquet")
     pl.DataFrame({"system": [one, one], "suite": [otsc, otsc], "item_id": ["i1", "i2"], "label": [None, None],
                   "error": [error, error]}, schema_overrides={"label": pl.String}).write_parquet(root / "labels.parquet")
     history = pl.DataFrame({"run_id": ["<run&0>", "<run&1>"],
@@ -455,7 +469,9 @@ def test_names_and_messages_from_the_data_are_escaped(chromium, tmp_path):
 
     page = render_html(root, history)
     source = _Dom(page)
-    assert "script" not in source.tags and "<script" not in page.lower() and "<b>" not in page and "<img src=x" not in page
+    # one script, the page's own (the examples' filters): none from the data
+    assert page.lower().count("<script") == 1 and source.scripts == [FILTERS_JS]
+    assert "<b>" not in page and "<img src=x" not in page
     unquoted = page.replace("&#34;", '"').replace("&#39;", "'")  # quotes may be escaped too, as numeric references
     for raw in (one, two, wino, otsc, nurse, engineer, error, info["run_id"], "<drift>", "Tom & Jerry <img src=x>"):
         assert html.escape(raw, quote=False) in unquoted, raw
@@ -471,7 +487,8 @@ def test_names_and_messages_from_the_data_are_escaped(chromium, tmp_path):
     assert dumped.returncode == 0, dumped.stderr.decode(errors="replace")[-2000:]
     dom = _Dom(dumped.stdout.decode("utf-8"))
     text = " ".join(dom.text)
-    assert "script" not in dom.tags and "b" not in dom.tags and "img" in dom.tags  # the figures' images only
+    assert dom.scripts == [FILTERS_JS]  # the page's own script only
+    assert "b" not in dom.tags and "img" in dom.tags  # the figures' images only
     for raw in (one, two, wino, otsc, nurse, engineer, error, "<run&1>", "<drift>", "Tom & Jerry <img src=x>"):
         assert raw in text, raw
     assert f"{one} is significantly more accurate than every other system" in text

@@ -41,7 +41,7 @@ def test_metric_rows_blocks_give_one_percentile_call_over_all_rows():
     counts = rng.binomial(n[:, None], 0.3, size=(3, 50))  # only their shape matters now
     with_nan = rng.uniform(size=(2, 50))
     with_nan[0, ::7] = np.nan
-    rows = MetricRows()
+    rows = MetricRows(seed=3)
     rows.add("s", "x", "a", "m1", 0.1, 5, with_nan[0])
     rows.add_shares("s", "x", ["b", "c", "d"], "p", [0.25, np.nan, 0.3], n)
     rows.add("s", "x", "e", "m2", 0.4, 6, with_nan[1])
@@ -53,6 +53,12 @@ def test_metric_rows_blocks_give_one_percentile_call_over_all_rows():
     assert np.allclose(frame["ci_low"].to_numpy(), low, rtol=1e-12, atol=1e-15, equal_nan=True)
     assert np.allclose(frame["ci_high"].to_numpy(), high, rtol=1e-12, atol=1e-15, equal_nan=True)
     assert frame["n"].to_list() == [5, 4, 0, 30, 6]
+    # each row's record of how its interval was made
+    assert frame["interval"].to_list() == ["bootstrap", "wilson", "wilson", "wilson", "bootstrap"]
+    assert frame["resamples"].to_list() == [50, None, None, None, 50]
+    assert frame["seed"].to_list() == [3, None, None, None, 3]
+    with pytest.raises(ValueError, match="seed"):
+        MetricRows().add("s", "x", "a", "m1", 0.1, 5, with_nan[0])  # replicates without their seed: refused
 
 
 def plain_per_occupation(labelled: pl.DataFrame, n_boot: int, seed: int, confidence: float = 0.95) -> pl.DataFrame:

@@ -192,6 +192,46 @@ def test_pairwise_rows():
     assert a["mcnemar_p"]["subset"] == "vs/b" and a["mcnemar_p"]["value"] == pytest.approx(2 * 0.5 ** 6)
     assert a["diff_correct"]["value"] == pytest.approx(0.6) and a["diff_correct"]["n"] == 10
     assert out.filter(pl.col("system") == "b").filter(pl.col("metric") == "diff_correct")["value"].item() == pytest.approx(-0.6)
+    assert out["interval"].null_count() == out.height  # a p-value and a difference without an interval
+
+
+def test_pairwise_compares_shared_items_only_and_each_group():
+    """No row for a pair (or a group) with no item in common: "p = 1, n = 0" says nothing. Each group
+    is compared on its own items as well as the suite as a whole."""
+    from biaseval.metrics.paired import pairwise, split_pair_subset
+
+    outcomes = pl.DataFrame({
+        "item_id": ["e1", "e2", "e3", "f1", "f2", "e1", "e2", "e3", "f1", "f2", "g1"],
+        "system": ["a"] * 5 + ["b"] * 5 + ["c"],
+        "outcome": [True, True, None, True, False, False, True, False, False, False, True],
+        "group": ["es"] * 3 + ["fr"] * 2 + ["es"] * 3 + ["fr"] * 2 + ["de"],
+    })
+    out = pairwise(outcomes, "s")
+    assert out.filter(pl.col("n") == 0).height == 0
+    assert set(out["system"]) == {"a", "b"}  # c shares no item with a or b: no comparison at all
+    rows = {(r["system"], r["subset"], r["metric"]): r for r in out.iter_rows(named=True)}
+    # e3 has no outcome for a: the pair shares e1, e2 in es (a right once where b is wrong), f1, f2 in fr
+    assert rows[("a", "vs/b", "diff_correct")]["n"] == 4
+    assert rows[("a", "vs/b/es", "diff_correct")]["n"] == 2
+    assert rows[("a", "vs/b/es", "diff_correct")]["value"] == pytest.approx(0.5)
+    assert rows[("a", "vs/b/fr", "diff_correct")]["value"] == pytest.approx(0.5)
+    assert rows[("b", "vs/a/fr", "mcnemar_p")]["value"] == 1.0
+    assert split_pair_subset("vs/b/es/feminine") == ("b", "es/feminine")
+    assert split_pair_subset("vs/b") == ("b", None)
+
+
+def test_suite_outcome_is_the_headline_definition():
+    """The outcome paired tests compare is what each suite's headline share counts: out of English, a
+    MiTTenS passage the reader could not read is left out (as its accuracy leaves it out), not wrong;
+    into English a passage without a pronoun is wrong (as in its accuracy)."""
+    from biaseval.metrics.paired import suite_outcome
+
+    frame = pl.DataFrame({"label": ["female", "male", "unknown", "ambiguous", "male", None],
+                          "gold": ["female"] * 6,
+                          "reason": ["cues", "cues", None, "tie", "no-reader", None]})
+    out = frame.select(xx=suite_outcome("mittens", {"direction": "2xx"}), en=suite_outcome("mittens", {"direction": "2en"}))
+    assert out["xx"].to_list() == [True, False, None, False, None, None]
+    assert out["en"].to_list() == [True, False, False, False, False, None]
 
 
 # -- differences of shares: Newcombe's intervals ----------------------------------------------------
@@ -226,3 +266,27 @@ def test_newcombes_paired_interval_covers_the_difference(n, p_first, p_second, r
     low, high = paired_difference_interval(*counts.T)
     covered = np.mean((low <= p_first - p_second) & (p_first - p_second <= high))
     assert 0.93 <= covered <= 0.99, covered
+
+
+def test_examples_pick_every_wrong_output_up_to_its_cap_in_a_fixed_order():
+    """metrics/examples.py: per system × language × outcome the first CAPS outputs in the hash order; the
+    same picks from the whole group as from any split of it (the order is the items', not the rows');
+    a group over the limit is looked at through a stride."""
+    from biaseval.metrics.examples import CAPS, pick
+
+    n = 600
+    frame = pl.DataFrame({
+        "system": ["a"] * n, "item_id": [f"s/es/{k:05d}" for k in range(n)], "tgt_lang": ["es"] * n,
+        "gold": ["female"] * n, "translation": [f"t{k}" for k in range(n)],
+        "label": ["male" if k % 3 == 0 else "female" if k % 3 == 1 else None for k in range(n)],
+        "reason": [None] * n, "evidence": [None] * n})
+    picked = pick(frame, "otsc", {}, limit=None)
+    counts = dict(picked.group_by("outcome").len().iter_rows())
+    assert counts == {"wrong": CAPS["wrong"], "right": CAPS["right"]}  # 200 of each: capped; no label, no pick
+    assert (picked.filter(pl.col("outcome") == "wrong")["label"] == "male").all()
+    halves = pl.concat([pick(frame.head(300), "otsc", {}, limit=None), pick(frame.tail(300), "otsc", {}, limit=None)])
+    best = halves.sort("_order").group_by("outcome", maintain_order=True).head(100)
+    assert set(best.filter(pl.col("outcome") == "wrong")["item_id"]) == set(picked.filter(pl.col("outcome") == "wrong")["item_id"])
+    strided = pick(frame, "otsc", {}, limit=150)  # every 4th row looked at: 50 wrong, 50 right, 50 without a label
+    assert dict(strided.group_by("outcome").len().iter_rows()) == {"wrong": 50, "right": 25}
+    assert (strided["item_id"].str.slice(5).cast(pl.Int64) % 4 == 0).all()

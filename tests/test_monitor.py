@@ -321,7 +321,7 @@ def test_a_sample_of_each_suite_is_the_same_items_run_to_run(tmp_path, ray_local
     drift = (second.run.root / "drift.md").read_text(encoding="utf-8")
     assert f"{100 * detectable:.1f} pts" in drift
     report = (second.run.root / "report.html").read_text(encoding="utf-8")
-    assert "150 (sample of 704)" in report and f"{100 * detectable:.1f} pts" in report
+    assert "150 (sample of 704)" in report and f"{100 * detectable:.1f} pp" in report  # report.html: points as pp
     # the plan, before the run, counts every group a metric could report: its figure is never smaller
     planned = CliRunner().invoke(main, ["plan", "--config", str(path)])
     figure = float(re.search(r"detects a change of ([0-9.]+) points", planned.output).group(1))

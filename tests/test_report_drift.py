@@ -123,8 +123,9 @@ def test_verdict_and_changes_rows():
     assert [(s["system"], s["status"], s["changes"]) for s in v["systems"]] == [("google", "drift", 2),
                                                                                ("aws", "unavailable", 0)]
     rows = change_rows(SUMMARY)
-    assert [r["metric"] for r in rows] == ["acc (%)", "delta_s (%)"]  # the largest change first
-    assert rows[0]["change"] == "-9.00 pts" and rows[0]["interval"] == "[-12.00, -6.00]"
+    # the largest change first; a change of a share, or of a difference of shares, in percentage points
+    assert [r["metric"] for r in rows] == ["acc (%)", "delta_s (pp)"]
+    assert rows[0]["change"] == "-9.0 pp" and rows[0]["interval"] == "[-12.0, -6.0] pp"
     assert rows[0]["p"] == "p < 0.001" and rows[1]["p_adjusted"] == "p = 0.012"
     assert when(datetime(2026, 1, 2, 3, 4, 5, 999, tzinfo=UTC)) == "2026-01-02 03:04:05 UTC"
 
@@ -144,7 +145,7 @@ def test_suite_rows_say_when_the_items_are_a_sample():
         {"suite": "winomt-hi", "items": 150, "flipped": 3, "flipped_share": 0.02, "better": 1, "worse": 2,
          "mcnemar_p": 0.62, "mcnemar_p_adjusted": 1.0, "detectable_change": 0.0634, "significant": False}]}]}
     sampled = suite_rows(summary, {"winomt-hi": {"size": 150, "population": 704}})
-    assert sampled[0]["n_items"] == "150 (sample of 704)" and sampled[0]["detectable"] == "6.3 pts"
+    assert sampled[0]["n_items"] == "150 (sample of 704)" and sampled[0]["detectable"] == "6.3 pp"
     assert sampled[0]["flipped"] == "3 (2.0%)" and sampled[0]["p"] == "p = 0.620"
     assert suite_rows(summary, {"winomt-hi": {"size": 704, "population": 704}})[0]["n_items"] == "150"
     assert suite_rows(summary)[0]["n_items"] == "150"

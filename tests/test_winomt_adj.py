@@ -126,8 +126,8 @@ def test_adjective_table_pairs_the_anti_subsets_by_system_and_language():
     assert google["delta_replaced"] == pytest.approx((2332 - 740 + 1386) / 3886 - 0.6)
     # each whole-set Acc with its interval (Wilson's of 2,978 of 3,886: [75.3, 77.9], as statsmodels gives it)
     assert ("| es | google | 46.7 [44.0, 49.0] | 87.5 [85.7, 89.1] | +40.8 | 60.0 [58.0, 62.0] | 76.6 [75.3, 77.9] "
-            "| +16.6 | 1584 | 1584 |") in text
-    assert "| ru | bing | — | 43.3 [41.0, 46.0] | — | — | — | — | — | 1584 |" in text
+            "| +16.6 | 1,584 | 1,584 |") in text
+    assert "| ru | bing | — | 43.3 [41.0, 46.0] | — | — | — | — | — | 1,584 |" in text
     assert "§3.3, Table 4" in text and "section 4" not in text
     assert adjective_section(metrics.filter(pl.col("suite") == "winomt-en")) == []
 

@@ -144,6 +144,15 @@ def label_text(rule_set: RuleSet, text: str | None) -> str | None:
     return rule_set.default
 
 
+def rule_cues(rule_set: RuleSet, text: str | None) -> list[str]:
+    """The rule set's words a text holds, in their order in the text, each once: the words that decided
+    its label (tokenised as ``label_text`` does). For showing an output with its cues marked."""
+    if text is None:
+        return []
+    wanted = {w for rule in rule_set.rules for group in rule.words for w in group}
+    return list(dict.fromkeys(w for w in re.findall(r"\w+", text.lower()) if w in wanted))
+
+
 def _italian(texts: list[str | None]) -> list[str]:
     from biaseval.label.italian import italian_genders
 

@@ -189,7 +189,7 @@ def _mean(values: np.ndarray, picks: np.ndarray, n_boot: int) -> tuple[float, in
 def summarise(table: pl.DataFrame, *, n_boot: int, seed: int, confidence: float = CONFIDENCE) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Metrics (means with bootstrap CIs over words; shares of words, with Wilson intervals) and the
     shift table."""
-    rows = MetricRows()
+    rows = MetricRows(seed)
     shift_rows = []
     for (system, suite, tgt), part in table.group_by("system", "suite", "tgt_lang", maintain_order=True):
         rng = rng_for(seed, system, suite, tgt, "embedding")

@@ -17,6 +17,7 @@ from biaseval.errors import ConfigError, RunDirError
 from biaseval.label.entities import label_languages
 from biaseval.label.reference_words import ReferenceWords, label_outputs
 from biaseval.label.rules import LABEL_ENUM, RuleSet, label_series
+from biaseval.metrics.examples import CANDIDATES, pick
 from biaseval.run.filesystem import Folder
 from biaseval.suites import SUITES
 
@@ -153,13 +154,16 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
     jobs = []
     for suite, paths in files.items():
         corpus = corpus_labelled(suite, config)
-        for group in ([paths] if corpus else _groups(paths, shards)):
-            jobs.append((suite, group, corpus))
+        groups = [paths] if corpus else _groups(paths, shards)
+        every = -(-len(groups) // PICKED_GROUPS)  # the examples come from at most PICKED_GROUPS groups, spread
+        for k, group in enumerate(groups):
+            jobs.append((suite, group, corpus, k % every == 0))
     workers = max(1, min(len(jobs), 2 * (os.cpu_count() or 1), 16))
 
     def label_group(job) -> tuple:
-        suite, group, corpus = job
+        suite, group, corpus, picked = job
         keys = count_keys(suite)
+        scorer, params = SUITES.get(suite).scorer, dict(SUITES.get(suite).scorer_params)
         columns = LABEL_INPUT + ["source"] if "rows" in keys or corpus else _columns_for(suite, keys)
         rows_in = _read_shards(group, columns, shards)
         labelled = label_corpus(rows_in, suite, config, items_path) if corpus else label(rows_in, suite, config)
@@ -170,6 +174,9 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
         table = table.add_column(at, schema.field(at), _repeated(suite, labelled.height))
         table = table.add_column(label_at, schema.field(label_at), _dictionary(labelled["label"]))
         views = {}
+        if picked and scorer != "embedding":  # a word list's outputs are words: the study lists them all
+            views["examples"] = (pick(labelled, scorer, params, limit=None if corpus else CANDIDATES)
+                                 .with_columns(pl.lit(suite, dtype=pl.String).alias("suite")))
         for view, view_keys in keys.items():
             if view == "rows":
                 part, columns = labelled, view_keys
@@ -216,7 +223,7 @@ def label_and_count(files: dict[str, list], config: RunConfig, labels_path, item
     merged = {}
     for view, parts in counts.items():
         frame = pl.concat(parts, how="diagonal_relaxed")
-        merged[view] = frame if view == "rows" else (
+        merged[view] = frame if view in ("rows", "examples") else (
             frame.group_by([c for c in frame.columns if c != "count"]).agg(pl.col("count").sum()))
     return merged, rows
 
@@ -240,15 +247,18 @@ def _strings(values: pl.Series) -> pa.Array:
 
 
 BATCH_ROWS = 65_536  # a group labelled: ~20 MB with the columns scoring reads (the 1 M-item bench's peak)
+# Groups of a suite the examples are picked from (metrics/examples.py), every k-th where it has more: a
+# pick costs a few milliseconds a group, and eight groups of 65,536 rows give plenty to choose from.
+PICKED_GROUPS = 8
 
 
 def _columns_for(suite: str, keys: dict[str, list[str]]) -> list[str]:
     """The shard columns a rule-set suite's labelling and counts use: what labels.parquet keeps, what
-    its views group by, and the target language where the suite has more than one. Not the suite:
-    every row of a suite's shards has its name (reading it costs as much as reading the system)."""
+    its views group by, and the target language and gold gender (the examples': metrics/examples.py).
+    Not the suite: every row of a suite's shards has its name (reading it costs as much as reading
+    the system)."""
     wanted = {"system", "item_id", "translation", "error"} | {k for view in keys.values() for k in view if k != "suite"}
-    if len(SUITES.get(suite).targets) > 1:
-        wanted.add("tgt_lang")
+    wanted |= {"tgt_lang", "gold"}  # the examples' (metrics/examples.py): few values each, cheap to read
     return [c for c in LABEL_INPUT if c in wanted]
 
 

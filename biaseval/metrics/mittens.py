@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from biaseval.metrics.tidy import METRIC_SCHEMA
+from biaseval.metrics.tidy import METRIC_SCHEMA, WILSON
 from biaseval.metrics.wilson import wilson_interval
 
 NO_READER = "no-reader"
@@ -106,7 +106,8 @@ def mittens(counts: pl.DataFrame, *, direction: str, levels=(), confidence: floa
             part = part.filter((pl.col("kind") == "all") | (pl.col(k) > 0))
             frames.append(_rows(part, metric, part[k].to_numpy(), part[n].to_numpy(), confidence)
                           .with_columns(pl.lit(None, dtype=pl.Float64).alias("ci_low"),
-                                        pl.lit(None, dtype=pl.Float64).alias("ci_high")))
+                                        pl.lit(None, dtype=pl.Float64).alias("ci_high"),
+                                        pl.lit(None, dtype=pl.String).alias("interval")))
             continue
         frames.append(_rows(part, metric, part[k].to_numpy(), part[n].to_numpy(), confidence))
     frames.append(_worst(sums.filter(pl.col("scored") > 0), confidence))
@@ -120,6 +121,7 @@ def _rows(part: pl.DataFrame, metric: str, k: np.ndarray, n: np.ndarray, confide
         "system": part["system"], "suite": part["suite"],
         "subset": part["group"] if subsets is None else subsets, "metric": [metric] * part.height,
         "value": k / np.maximum(n, 1), "n": n, "ci_low": low, "ci_high": high,
+        "interval": [WILSON] * part.height, "resamples": [None] * part.height, "seed": [None] * part.height,
     }, schema=METRIC_SCHEMA)
 
 
@@ -139,5 +141,6 @@ def _worst(sums: pl.DataFrame, confidence: float) -> pl.DataFrame:
         "system": cells["system"], "suite": cells["suite"], "subset": ["all"] * cells.height,
         "metric": ["worst_case_cells"] * cells.height, "value": cells["len"].cast(pl.Float64),
         "n": cells["len"].cast(pl.Int64), "ci_low": [None] * cells.height, "ci_high": [None] * cells.height,
+        "interval": [None] * cells.height, "resamples": [None] * cells.height, "seed": [None] * cells.height,
     }, schema=METRIC_SCHEMA))
     return pl.concat(frames)

@@ -91,7 +91,7 @@ def _occupation_counts(labelled: pl.DataFrame | pl.LazyFrame) -> dict[tuple[str,
 def per_occupation(labelled: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000, seed: int = 0,
                    confidence: float = CONFIDENCE) -> pl.DataFrame:
     """``labelled`` needs system, suite, tgt_lang, occupation, female_share and label."""
-    rows = MetricRows()
+    rows = MetricRows(seed)
     for (system, suite, tgt), group in _occupation_counts(labelled).items():
         names = group["occupation"].to_list()
         x = group["female_share"].to_numpy().astype(float)

@@ -84,7 +84,7 @@ def tgbi(labelled: pl.DataFrame, *, index_sets: Sequence[str], n_boot: int = 100
     """p_m, p_f, p_n and P per set, and subset ``all`` metric ``tgbi``: the mean P over ``index_sets``
     (only when every one of them is present for the system)."""
     sets = _Sets(labelled)
-    rows = MetricRows()
+    rows = MetricRows(seed)
     sets.add_shares(rows)
     p_point, p_reps = tgbi_p(sets.point), tgbi_p(shares(sets.replicates(n_boot, seed)))  # (G,), (G, n_boot)
     members: dict[tuple[str, str], dict[str, int]] = {}

@@ -19,11 +19,13 @@ from biaseval.config import MetricsConfig, RunConfig
 from biaseval.errors import RunDirError
 from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from biaseval.metrics.control import control, control_counts
+from biaseval.metrics.examples import finish
 from biaseval.metrics.labelling import label_and_count
-from biaseval.metrics.mtgeneval import mtgeneval, right_expr
+from biaseval.metrics.mtgeneval import mtgeneval
 from biaseval.metrics.mittens import mittens
 from biaseval.metrics.occupations import per_occupation
-from biaseval.metrics.paired import outcome, pairwise
+from biaseval.metrics.paired import comparison_group, pairwise, suite_outcome
+from biaseval.metrics.tidy import BOOTSTRAP
 from biaseval.registry import Registry
 from biaseval.run.filesystem import writing
 from biaseval.run.plan import RunPlan, shard_files
@@ -126,21 +128,30 @@ def with_provenance(metrics: pl.DataFrame, run_info: dict, config: RunConfig) ->
         detectors = [_signature(config.detector_for(suite, t), t) for t in s.targets]
         detector = detectors[0] if len(detectors) == 1 else ",".join(f"{t}:{d}" for t, d in zip(s.targets, detectors))
         for system, cfg in config.systems.items():
-            signature = (
-                f"suite:{suite}@{s.version}+{dataset}@{commit[:7]}|system:{system}@{cfg.version or cfg.backend}"
-                f"|detector:{detector}|boot:{config.metrics.bootstrap},seed:{config.metrics.seed}"
-                f",ci:{config.metrics.confidence:g}|biaseval:{__version__}"
-            )
+            stem = (f"suite:{suite}@{s.version}+{dataset}@{commit[:7]}|system:{system}@{cfg.version or cfg.backend}"
+                    f"|detector:{detector}")
             rows.append({"system": system, "suite": suite, "dataset": dataset, "dataset_commit": commit,
                          "suite_version": s.version, "system_version": cfg.version, "detector": detector,
-                         "signature": signature})
+                         "_stem": stem})
     prov = pl.DataFrame(rows, schema_overrides={"suite_version": pl.Int32})
     return metrics.join(prov, on=["system", "suite"], how="left").with_columns(
+        pl.format("{}|ci:{}|biaseval:{}", "_stem", interval_signature(config.metrics.confidence),
+                  pl.lit(__version__)).alias("signature"),
         pl.lit(run_info["run_id"]).alias("run_id"),
         pl.lit(run_info["config_hash"]).alias("config_hash"),
         pl.lit(__version__).alias("biaseval_version"),
         pl.lit(created).dt.replace_time_zone("UTC").cast(pl.Datetime("us", "UTC")).alias("created_at"),
-    )
+    ).drop("_stem")
+
+
+def interval_signature(confidence: float) -> pl.Expr:
+    """A row's interval in its signature, from the row's own record of it: ``0.95,wilson``,
+    ``0.95,newcombe-paired``, ``0.95,bootstrap:1000,seed:2019``; ``none`` for a row without one."""
+    method = (pl.when(pl.col("interval") == BOOTSTRAP)
+              .then(pl.format("bootstrap:{},seed:{}", "resamples", "seed"))
+              .otherwise(pl.col("interval")))
+    return pl.when(pl.col("interval").is_null()).then(pl.lit("none")).otherwise(
+        pl.format("{},{}", pl.lit(f"{confidence:g}"), method))
 
 
 def _signature(detector, tgt: str) -> str:
@@ -156,6 +167,7 @@ def score_run(run: RunDir) -> pl.DataFrame:
     config = plan.config
     with writing(run.labels):  # no space left: named here (the Parquet writer's error names no file)
         counts, _ = label_and_count(shard_paths(run, plan), config, run.labels, run.items, run.shards)
+    write_examples(run, counts.pop("examples", None), config)
     frames = [compute_metrics(counts, config), pairwise_metrics(run, config), control_metrics(run, config)]
     if "rows" in counts and counts["rows"].height:
         frames.append(embedding_outputs(run, counts["rows"], config, Path(info["config_dir"])))
@@ -164,20 +176,34 @@ def score_run(run: RunDir) -> pl.DataFrame:
     return metrics
 
 
+def write_examples(run: RunDir, picked: pl.DataFrame | None, config: RunConfig) -> None:
+    """examples.parquet: the outputs behind the numbers, a bounded sample (metrics/examples.py)."""
+    detectors = {(suite, tgt): config.detector_for(suite, tgt) for suite in config.suites for tgt in SUITES.get(suite).targets}
+    frame = finish(picked if picked is not None else pl.DataFrame(), run.items, detectors)
+    with writing(run.examples):
+        write_parquet_atomic(frame.to_arrow(), run.examples)
+
+
 def item_outcomes(run: RunDir, suite: str) -> pl.DataFrame:
-    """Per item × system of one suite: the binary outcome paired tests compare (metrics/paired.py); for
-    MT-GenEval, the paper's decision (an output without either reference's words is right)."""
-    gold = pl.scan_parquet(run.items).filter(pl.col("suite") == suite).select("item_id", "gold")
-    decided = (right_expr(pl.col("reason")) if SUITES.get(suite).scorer == "mtgeneval"
-               else outcome(pl.col("label"), pl.col("gold")))
-    return (pl.scan_parquet(run.labels).filter(pl.col("suite") == suite).select("system", "item_id", "label", "reason")
-            .join(gold, on="item_id", how="left")
-            .select("item_id", "system", decided.alias("outcome"))
-            .collect())
+    """Per item × system of one suite: the binary outcome paired tests compare (``paired.suite_outcome``:
+    the one its headline share counts), and the group of items a summary shows it for, where the suite
+    has one (``paired.comparison_group``)."""
+    s = SUITES.get(suite)
+    params = dict(s.scorer_params)
+    group = comparison_group(s.scorer, params)
+    items = pl.scan_parquet(run.items).filter(pl.col("suite") == suite)
+    columns = ["item_id", "gold"] + (["tgt_lang", "subset"] if group is not None else [])
+    labels = pl.scan_parquet(run.labels).filter(pl.col("suite") == suite).select("system", "item_id", "label", "reason")
+    joined = labels.join(items.select(columns), on="item_id", how="left")
+    chosen = [pl.col("item_id"), pl.col("system"), suite_outcome(s.scorer, params).alias("outcome")]
+    if group is not None:
+        chosen.append(group.alias("group"))
+    return joined.select(chosen).collect()
 
 
 def pairwise_metrics(run: RunDir, config: RunConfig) -> pl.DataFrame:
-    """McNemar's test between every pair of systems on each suite's items (not for word lists)."""
+    """McNemar's test between every pair of systems on each suite's items (not for word lists), over
+    the whole suite and per group (``item_outcomes``)."""
     frames = []
     for name in config.suites:
         if SUITES.get(name).scorer == "embedding":

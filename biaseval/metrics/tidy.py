@@ -17,7 +17,15 @@ METRIC_SCHEMA: dict[str, pl.DataType] = {
     "n": pl.Int64,
     "ci_low": pl.Float64,
     "ci_high": pl.Float64,
+    # how ci_low..ci_high was made (the reports' captions and the signatures are written from these):
+    # INTERVALS, or null for a row without an interval (a p-value, a count); a bootstrap's number of
+    # resamples and the seed its generators came from (null for the closed forms)
+    "interval": pl.String,
+    "resamples": pl.Int64,
+    "seed": pl.Int64,
 }
+WILSON, NEWCOMBE_PAIRED, NEWCOMBE, BOOTSTRAP = "wilson", "newcombe-paired", "newcombe", "bootstrap"
+INTERVALS = (WILSON, NEWCOMBE_PAIRED, NEWCOMBE, BOOTSTRAP)
 
 
 class MetricRows:
@@ -26,9 +34,12 @@ class MetricRows:
     percentile intervals of the float replicates (``intervals``), Wilson's score interval for shares
     (``wilson_interval``: a plain proportion never gets a zero-width interval at 0/n or n/n, as its
     bootstrap would), Newcombe's for differences of shares (likewise never a point: 300 of 300
-    against 300 of 300 is not "exactly no difference")."""
+    against 300 of 300 is not "exactly no difference"). Each row records which of these made its
+    interval (``interval``; for the bootstrap also ``resamples`` and ``seed``: the seed the caller's
+    generators were made from, given here, and required once a row has replicates)."""
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
         self.keys: list[tuple[str, str, str, str]] = []
         self.values: list[float] = []
         self.ns: list[int] = []
@@ -38,6 +49,8 @@ class MetricRows:
     def add(self, system: str, suite: str, subset: str, metric: str, value: float, n: int,
             replicates: np.ndarray) -> None:
         """A metric with no closed-form interval: its bootstrap replicates."""
+        if self.seed is None:
+            raise ValueError(f"{metric}: bootstrap replicates need MetricRows(seed=...), the seed they were drawn with")
         self._replicates[len(self.keys)] = np.asarray(replicates, dtype=float)
         self._append(system, suite, subset, metric, value, n)
 
@@ -89,13 +102,20 @@ class MetricRows:
             by_length.setdefault(len(replicates), []).append(row)
         for rows in by_length.values():
             low[rows], high[rows] = intervals(np.stack([self._replicates[r] for r in rows]), confidence)
+        method = [WILSON] * len(self.keys)
+        resamples: list[int | None] = [None] * len(self.keys)
+        for row, replicates in self._replicates.items():
+            method[row], resamples[row] = BOOTSTRAP, len(replicates)
         for row, (kind, counts) in self._differences.items():
             interval = paired_difference_interval if kind == "paired" else difference_interval
             low[row], high[row] = interval(*counts, confidence=confidence)
+            method[row] = NEWCOMBE_PAIRED if kind == "paired" else NEWCOMBE
+        seeds = [self.seed if r is not None else None for r in resamples]
         system, suite, subset, metric = zip(*self.keys)
         return pl.DataFrame(
             {"system": system, "suite": suite, "subset": subset, "metric": metric, "value": self.values,
-             "n": self.ns, "ci_low": low, "ci_high": high},
+             "n": self.ns, "ci_low": low, "ci_high": high, "interval": method, "resamples": resamples,
+             "seed": seeds},
             schema=METRIC_SCHEMA,
         )
 

@@ -143,7 +143,7 @@ def winomt(labelled: pl.DataFrame, *, basis: str = "macro_f1", by_target: bool =
     """
     if basis not in ("macro_f1", "acc"):
         raise ValueError(f"basis must be 'macro_f1' or 'acc', not {basis!r}")
-    rows = MetricRows()
+    rows = MetricRows(seed)
     groups = sorted(confusion(labelled).items(), key=lambda kv: tuple(k or "" for k in kv[0]))
     if not groups:
         return rows.frame(confidence)

@@ -32,7 +32,7 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
-from biaseval.metrics.paired import mcnemar_p
+from biaseval.metrics.paired import adjust, mcnemar_p  # noqa: F401 - adjust: monitor's correction, kept here for its callers
 
 # metrics that are functions of a group's label distribution: tested by the group's labels test
 LABEL_METRICS = frozenset({"p_m", "p_f", "p_n", "neutral", "unknown", "P", "control_acc", "control_unknown"})
@@ -40,30 +40,6 @@ OUTCOME_METRICS = frozenset({"acc"})  # the share of items whose outcome is righ
 # the exact test enumerates the product over kinds of flip of (flips of that kind + 1) outcomes; above
 # this many it is Stuart–Maxwell's chi-square (by then each kind has tens of flips or more)
 EXACT_LIMIT = 1 << 18
-
-
-def adjust(p: list[float], method: str) -> list[float]:
-    """Adjusted p-values of one family: ``bh`` (Benjamini–Hochberg step-up), ``holm`` (step-down) or
-    ``none``; each is monotone in the raw p and at most 1. The same numbers as statsmodels'
-    ``multipletests`` (``fdr_bh``, ``holm``; tests/test_monitor_paired.py checks it on generated
-    families), computed here: statsmodels' Holm runs a full garbage collection on every call (a
-    quarter of a second in a process holding a run's tables), and the calibration simulation calls
-    this thousands of times."""
-    if method not in ("bh", "holm", "none"):
-        raise ValueError(f"unknown correction {method!r} (bh, holm or none)")
-    if method == "none" or not p:
-        return list(p)
-    values = np.asarray(p, dtype=float)
-    n = len(values)
-    order = np.argsort(values, kind="stable")
-    ranked = values[order]
-    if method == "holm":  # the k-th smallest times (n − k + 1), running maximum
-        adjusted = np.maximum.accumulate(ranked * np.arange(n, 0, -1))
-    else:  # the k-th smallest times n / k, running minimum from the largest
-        adjusted = np.minimum.accumulate((ranked * n / np.arange(1, n + 1))[::-1])[::-1]
-    out = np.empty(n)
-    out[order] = np.minimum(adjusted, 1.0)
-    return out.tolist()
 
 
 def _pairs(flows: dict[tuple[str, str], int]) -> dict[tuple[str, str], tuple[int, int]]:

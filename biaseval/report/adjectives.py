@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from biaseval.metrics.tidy import WILSON
 from biaseval.metrics.wilson import wilson_interval
+from biaseval.report import methods, numbers
 from biaseval.report.escape import row
 
 WITHOUT, WITH = "winomt-en", "winomt-en-adj"
@@ -62,40 +64,44 @@ def adjective_table(metrics: pl.DataFrame) -> pl.DataFrame:
     return table.with_columns(pl.Series("replaced_low", low), pl.Series("replaced_high", high))
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
-
-
 def _cell(value: float | None, low: float | None, high: float | None) -> str:
-    return "—" if value is None else f"{_pct(value)} [{_pct(low)}, {_pct(high)}]"
+    if value is None:
+        return "—"
+    ci = numbers.interval(low, high, "acc")
+    return numbers.share(value) + (f" {ci}" if ci else "")
 
 
-def points(delta: float | None) -> str:
-    """A difference of two shares, in points with its sign ("—" where one side is missing)."""
-    return "—" if delta is None else f"{100 * delta:+.1f}"
+def shown_rows(metrics: pl.DataFrame) -> pl.DataFrame:
+    """The metric rows the table shows (for its caption's methods)."""
+    whole = (pl.col("suite") == WITHOUT) & pl.col("subset").str.contains(r"^[a-z]{2,3}$")
+    return metrics.filter(((pl.col("suite").is_in([WITHOUT, WITH]) & ANTI) | whole) & (pl.col("metric") == "acc"))
 
 
-def adjective_section(metrics: pl.DataFrame) -> list[str]:
+def note(metrics: pl.DataFrame, confidence: str = "95%") -> str:
+    """What the table holds; the intervals of the scored rows from their record, and the one computed here."""
+    return ("The anti-stereotypical sentences, translated as they are (suite winomt-en) and with an adjective of the "
+            "entity's gold gender before it (winomt-en-adj: \"the pretty developer\", \"the handsome nurse\"; "
+            "Stanovsky et al. 2019, §3.3, Table 4). Anti sentences: Acc on the same sentences without and with the "
+            "adjective (paired). Whole set: the paper's comparison, Acc on all sentences (Table 4's \"original\") "
+            "and on all sentences with the anti ones replaced by their adjective versions (\"+adj\"). Acc in "
+            "percent; Δ = with − without, in percentage points (positive: the adjective helped). "
+            + methods.describe(shown_rows(metrics), confidence)
+            + f" The whole set with the adjective versions: {methods.NAMES[WILSON]} of its counts, computed here.")
+
+
+def adjective_section(metrics: pl.DataFrame, confidence: str = "95%") -> list[str]:
     """The table as Markdown (nothing when the run has no ``winomt-en-adj``)."""
     table = adjective_table(metrics)
     if table.height == 0:
         return []
-    lines = ["## WinoMT: the adjective experiment", "",
-             "The anti-stereotypical sentences, translated as they are and with an adjective of the entity's gold "
-             "gender before it (\"the pretty developer\", \"the handsome nurse\"; Stanovsky et al. 2019, §3.3, "
-             "Table 4). *Anti sentences*: Acc on the same sentences without and with the adjective (paired), in "
-             "percent with 95% Wilson intervals. *Whole set*: the paper's comparison, Acc on all sentences "
-             "(Table 4's \"original\") and on all sentences with the anti ones replaced by their adjective versions "
-             "(\"+adj\"), with Wilson intervals. Δ = with − without, in points (positive: the adjective helped).", "",
-             "| language | system | anti: Acc without | anti: Acc with | Δ | whole set: Acc | whole set, +adj: Acc "
-             "| Δ | n without | n with |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["## WinoMT: the adjective experiment", "", note(metrics, confidence), "",
+             "| language | system | anti: Acc without (%) | anti: Acc with (%) | Δ (pp) | whole set: Acc (%) "
+             "| whole set, +adj: Acc (%) | Δ (pp) | n without | n with |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in table.iter_rows(named=True):
-        without = (f"{_pct(r['acc_without'])} [{_pct(r['without_low'])}, {_pct(r['without_high'])}]"
-                   if r["acc_without"] is not None else "—")
-        lines.append(row(r["language"], r["system"], without,
-                         f"{_pct(r['acc_with'])} [{_pct(r['with_low'])}, {_pct(r['with_high'])}]", points(r["delta"]),
+        lines.append(row(r["language"], r["system"], _cell(r["acc_without"], r["without_low"], r["without_high"]),
+                         _cell(r["acc_with"], r["with_low"], r["with_high"]), numbers.points(r["delta"]),
                          _cell(r["acc_all"], r["all_low"], r["all_high"]),
-                         _cell(r["acc_replaced"], r["replaced_low"], r["replaced_high"]), points(r["delta_replaced"]),
-                         r["n_without"] if r["n_without"] is not None else "—", r["n_with"]))
+                         _cell(r["acc_replaced"], r["replaced_low"], r["replaced_high"]),
+                         numbers.points(r["delta_replaced"]), numbers.count(r["n_without"]),
+                         numbers.count(r["n_with"])))
     return lines + [""]
-

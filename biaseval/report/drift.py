@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from biaseval.report.numbers import metric_format
+from biaseval.report import numbers
 from biaseval.report.tables import metric_name, p_text, value_cell, when
 
 CORRECTIONS = {"bh": "Benjamini–Hochberg (false discovery rate)", "holm": "Holm (family-wise error)",
@@ -48,11 +48,11 @@ def suite_rows(summary: dict, suites: dict | None = None) -> list[dict]:
             whole = info.get("population", info.get("size"))
             items = f"{i['items']:,}" + (f" (sample of {whole:,})" if whole and whole > info.get("size", whole) else "")
             rows.append({"system": s["system"], "suite": i["suite"], "n_items": items,
-                         "flipped": f"{i['flipped']:,} ({100 * i['flipped_share']:.1f}%)",
+                         "flipped": f"{i['flipped']:,} ({numbers.share_text(i['flipped_share'])})",
                          "better_worse": f"{i['better']} / {i['worse']}", "p": p_text(i["mcnemar_p"]),
                          "p_adjusted": p_text(i.get("mcnemar_p_adjusted")),
                          "detectable": "—" if detectable is None or detectable != detectable
-                         else f"{100 * detectable:.1f} pts",
+                         else numbers.points_text(detectable).lstrip("+"),
                          "significant": bool(i.get("significant"))})
     return rows
 
@@ -62,20 +62,15 @@ def change_rows(summary: dict) -> list[dict]:
     rows = []
     for s in summary["systems"]:
         for c in s.get("significant_changes") or []:
-            scale, digits, unit = metric_format(c["metric"])
-            interval = f"[{_signed(c['change_low'], scale, digits)}, {_signed(c['change_high'], scale, digits)}]"
             rows.append({"system": s["system"], "suite": c["suite"], "subset": c["subset"],
                          "metric": metric_name(c["metric"]),
                          "baseline": value_cell(c["baseline_value"], None, None, c["metric"]),
                          "now": value_cell(c["value"], None, None, c["metric"]),
-                         "change": f"{_signed(c['change'], scale, digits)}{' pts' if unit else ''}",
-                         "interval": interval, "test": c.get("test") or "", "p": p_text(c.get("p")),
+                         "change": numbers.change(c["change"], c["metric"]),
+                         "interval": numbers.change_interval(c.get("change_low"), c.get("change_high"), c["metric"]), "test": c.get("test") or "", "p": p_text(c.get("p")),
                          "p_adjusted": p_text(c.get("p_adjusted")), "size": abs(c["change"])})
     return sorted(rows, key=lambda r: -r["size"])
 
-
-def _signed(x, scale: float, digits: int) -> str:
-    return "—" if x is None or x != x else f"{x * scale:+.{digits}f}"
 
 
 def flip_rows(flips: pl.DataFrame | None, limit: int = FLIPS_SHOWN) -> tuple[list[dict], int]:

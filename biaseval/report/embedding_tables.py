@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.report.escape import md, row
-from biaseval.report.numbers import fmt_value, percent
+from biaseval.report.numbers import count, share, share_text
 
 SHIFT_GENDERS = ["masculine", "feminine", "both", "unknown"]
 
@@ -44,7 +44,8 @@ def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
                   "|---|---|---|---|---|---|---|---|"]
         for r in figures.iter_rows(named=True):
             lines.append(row(r["suite"], r["system"], f"{r['src_lang']} → {r['tgt_lang']}", f"{r['cos_src_fm']:.3f}",
-                             f"{r['cos_tgt_fm']:.3f}", r["words"], percent(r["share_rose_f"]), percent(r["share_rose_m"])))
+                             f"{r['cos_tgt_fm']:.3f}", count(r["words"]), share_text(r["share_rose_f"]),
+                             share_text(r["share_rose_m"])))
         lines.append("")
     if words is not None and words.height:
         notes = [n for n in map(describe_missing, missing_words(words)) if n]
@@ -56,8 +57,8 @@ def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
         lines += [f"Bins, {md(suite)}, {md(who)} ({md(language)}{md(binning)}):", "",
                   "| feature | bin | range | words | share | share of all | examples |", "|---|---|---|---|---|---|---|"]
         for r in part.iter_rows(named=True):
-            lines.append(row(r["feature"], r["bin"], f"[{r['lo']:.3f}, {r['hi']:.3f}]", r["count"],
-                             f"{100 * r['share']:.1f}%", percent(r.get("share_all")), r["examples"]))
+            lines.append(row(r["feature"], r["bin"], f"[{r['lo']:.3f}, {r['hi']:.3f}]", count(r["count"]),
+                             share_text(r["share"]), share_text(r.get("share_all")), r["examples"]))
         lines.append("")
     if bins.height:
         lines += ["Direction is binned by its size on each side: bin 1 is the weakest lean, female (direction+) and "
@@ -70,7 +71,7 @@ def embedding_section(bins: pl.DataFrame, shift: pl.DataFrame, plots: list[str],
         lines += ["| suite | system | language | source class | words | " + " | ".join(genders) + " |",
                   "|---" * (5 + len(genders)) + "|"]
         for r in shift_table(shift).iter_rows(named=True):
-            lines.append(row(r["suite"], r["system"], r["tgt_lang"], r["gender_class"], r["words"],
-                             *(fmt_value(r.get(f"share_{g}"), 100, 1) for g in genders)))
+            lines.append(row(r["suite"], r["system"], r["tgt_lang"], r["gender_class"], count(r["words"]),
+                             *(share(r.get(f"share_{g}")) for g in genders)))
         lines.append("")
     return lines

@@ -1,10 +1,12 @@
 """report.html: the run's results as one self-contained page (CSS inline, figures as base64 PNG data
-URIs; no script, no font or image fetched from anywhere), for reading in a browser or attaching to a
-ticket.
+URIs, one inline script of ours for the examples' filters; no font, image or script fetched from
+anywhere, and a Content-Security-Policy that lets nothing else run or load), for reading in a browser
+or attaching to a ticket.
 
 It reads only the run directory: run.json, metrics.parquet, and where present labels.parquet (items
-without a translation, why outputs were unknown), items.parquet (the occupations' female share),
-embedding_bias.parquet, embedding_bins.parquet, gender_shift.parquet and the scatter plots in plots/.
+without a translation, why outputs were unknown), items.parquet (the occupations' female share, the
+sets' gold genders), examples.parquet (the translations behind the numbers), embedding_bias.parquet,
+embedding_bins.parquet, gender_shift.parquet and the scatter plots in plots/.
 ``history`` (the monitoring history of earlier runs, one row per run × system × suite × subset ×
 metric) adds a section with the drift of each suite's headline metrics over time.
 
@@ -15,7 +17,6 @@ escape every value they are given.
 
 from __future__ import annotations
 
-import base64
 import functools
 import re
 from pathlib import Path
@@ -23,37 +24,35 @@ from pathlib import Path
 import polars as pl
 
 from biaseval.errors import MissingExtra, RunDirError
-from biaseval.report import drift, plots, sampling, tables, trends
+from biaseval.report import adjectives, html_sections, methods, plots, sampling, tables
+from biaseval.report import examples as example_rows
 from biaseval.report import published as published_results
+from biaseval.report.published import compare_published, published_values
 from biaseval.report.collection import collected_once
 from biaseval.report.embedding_tables import SHIFT_GENDERS
 from biaseval.report.markdown import (
+    CORRELATIONS,
     LANGUAGE_SUBSET,
+    PER_OCCUPATION,
     UNKNOWN_REASONS,
-    compare_published,
+    WINOMT_LABELS,
     occupation_rates,
     read_failures,
     read_reasons,
+    winomt_language_rows,
 )
 from biaseval.report.occupation_chart import occupation_charts
-from biaseval.report.tables import ALPHA, headline_panels, significance, suite_kinds
+from biaseval.report.tables import ALPHA, significance, suite_kinds
 from biaseval.run.cost import cost_lines
 from biaseval.run.rundir import RunDir
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PNG_MAGIC = html_sections.PNG_MAGIC
 MAX_OCCUPATIONS_DRAWN = 60
 MAX_SETS_DRAWN = 40  # p_m/p_f bars: a template suite can have a thousand sets; the table has them all
 MAX_OCCUPATION_CHARTS = 6  # per suite: a chart costs about 0.2 s to draw, tables are cheap
 
 
-def png_data_uri(data: bytes) -> str:
-    if not data.startswith(PNG_MAGIC):
-        raise ValueError("not a PNG image")
-    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-
-
-def _figure(png: bytes, alt: str) -> dict:
-    return {"src": png_data_uri(png), "alt": alt}
+_figure = html_sections.figure
 
 
 class Contents:
@@ -120,20 +119,22 @@ def _failures_section(contents: Contents, failures: pl.DataFrame) -> dict | None
             "rows": tables.failure_rows(failures)}
 
 
-def _control_section(contents: Contents, metrics: pl.DataFrame, info: dict) -> dict | None:
+def _control_section(contents: Contents, metrics: pl.DataFrame, info: dict, confidence: str) -> dict | None:
     found = tables.control_rows(metrics, info.get("config", {}).get("systems", {}))
     if not found:
         return None
     heading = contents.h2("Gender control")
-    return {"template": "control.html", "heading": heading,
+    shown = metrics.filter(pl.col("metric").is_in(["control_acc", "control_unknown", "control_unasked"]))
+    return {"template": "control.html", "heading": heading, "methods": methods.describe(shown, confidence),
             "tables": [{**t, "heading": contents.h3(t["system"])} for t in found]}
 
 
-def _adjective_section(contents: Contents, metrics: pl.DataFrame) -> dict | None:
+def _adjective_section(contents: Contents, metrics: pl.DataFrame, confidence: str) -> dict | None:
     rows = tables.adjective_rows(metrics)
     if not rows:
         return None
-    return {"template": "adjectives.html", "heading": contents.h2("WinoMT: the adjective experiment"), "rows": rows}
+    return {"template": "adjectives.html", "heading": contents.h2("WinoMT: the adjective experiment"), "rows": rows,
+            "note": adjectives.note(metrics, confidence)}
 
 
 def _published_section(contents: Contents, metrics: pl.DataFrame, name: str) -> dict | None:
@@ -146,7 +147,7 @@ def _published_section(contents: Contents, metrics: pl.DataFrame, name: str) -> 
 
 
 def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.DataFrame, suite: str,
-                   colours: dict[str, str], confidence: str, embedding: dict) -> dict:
+                   colours: dict[str, str], confidence: str, embedding: dict, examples: pl.DataFrame | None) -> dict:
     part = metrics.filter(pl.col("suite") == suite)
     systems = [s for s in colours if s in set(part["system"].to_list())]
     kinds = suite_kinds(part)
@@ -156,45 +157,58 @@ def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.Data
              "commit": d.get("commit")} if d else None
     section = {"template": "suite.html", "suite": suite, "systems": systems, "about": about,
                "heading": contents.h2(f"Suite {suite}", suite), "tgbi": None, "winomt": None, "languages": None,
-               "proportions": None, "pairwise": None, "occupations": None, "embedding": None, "mittens": None}
+               "proportions": None, "pairwise": None, "occupations": None, "embedding": None, "mittens": None,
+               "mtgeneval": None, "examples": None}
     if "mittens" in kinds:
         section["mittens"] = {"heading": contents.h3("MiTTenS: accuracy, weakest groups and worst case (Table 3)"),
-                              **tables.mittens_rows(part, suite)}
+                              **tables.mittens_rows(part, suite, confidence)}
+        section["mittens"]["figure"] = html_sections.mittens_figure(part, suite, colours, confidence)
+    if "mtgeneval" in kinds:
+        section["mtgeneval"] = html_sections.mtgeneval_section(contents, part, suite, colours, confidence)
     if "tgbi" in kinds:
-        png = plots.tgbi_bars(sets.filter(pl.col("metric").is_in(["P", "tgbi"])), colours)
-        section["tgbi"] = {"heading": contents.h3("TGBI per set"),
+        shown = sets.filter(pl.col("metric").is_in(["P", "tgbi"]))
+        png = plots.tgbi_bars(shown, colours)
+        section["tgbi"] = {"heading": contents.h3("TGBI per set"), "methods": methods.describe(shown, confidence),
                            "figure": _figure(png, f"{suite}: P per set and TGBI per system")}
     if "winomt" in kinds:
         marks = significance(metrics, suite)
         heading = contents.h3("Accuracy and bias (WinoMT)")
-        png = plots.winomt_bars(sets.filter(pl.col("subset") == "all"), colours, marks)
+        shown = sets.filter((pl.col("subset") == "all") & pl.col("metric").is_in(["acc", "delta_g", "delta_s"]))
+        png = plots.winomt_bars(shown, colours, marks)
         section["winomt"] = {"heading": heading, "marks": marks, "has_pairs": part.filter(tables.PAIRWISE).height > 0,
+                             "methods": methods.describe(shown, confidence, WINOMT_LABELS.get),
                              "figure": _figure(png, f"{suite}: accuracy, ΔG and ΔS per system")}
     if "winomt-languages" in kinds:
-        section["languages"] = _languages(contents, run, part, suite, colours)
+        section["languages"] = _languages(contents, run, part, suite, colours, confidence)
     if "proportions" in kinds:
         heading = contents.h3("Male and female renderings per set")
         shown = sets.filter(pl.col("metric").is_in(["p_m", "p_f"]))
         png, drawn = plots.proportion_bars(shown, colours, limit=MAX_SETS_DRAWN)
         section["proportions"] = {"heading": heading, "drawn": drawn, "total": shown["subset"].n_unique(),
+                                  "methods": methods.describe(shown, confidence),
                                   "figure": _figure(png, f"{suite}: p_m and p_f per set and system")}
     grid = tables.pairwise_grid(part, systems)
     if grid:
         section["pairwise"] = {"heading": contents.h3("Paired comparisons"), "grid": grid, "tgbi": "tgbi" in kinds}
     if "occupations" in kinds:
-        section["occupations"] = _occupations(contents, run, part, suite, colours)
+        section["occupations"] = _occupations(contents, run, part, suite, colours, confidence)
     if "embedding" in kinds or suite in embedding["suites"]:
         section["embedding"] = _embedding(contents, suite, embedding)
+    section["examples"] = html_sections.examples_section(contents, examples, suite)
     section["metrics"] = {"heading": contents.h3(f"All metrics with {confidence} CIs"),
+                          "methods": methods.describe(tables.metric_sets(part), confidence),
                           "rows": tables.metric_rows(part, systems)}
     return section
 
 
-def _languages(contents: Contents, run: RunDir, part: pl.DataFrame, suite: str, colours: dict[str, str]) -> dict:
+def _languages(contents: Contents, run: RunDir, part: pl.DataFrame, suite: str, colours: dict[str, str],
+               confidence: str) -> dict:
     """WinoMT scored per target language: bars of Acc/ΔG/ΔS, a table, and why outputs were unknown."""
     heading = contents.h3("Accuracy and bias per target language (WinoMT)")
-    png = plots.winomt_language_bars(tables.metric_sets(part).filter(LANGUAGE_SUBSET), colours)
+    shown = tables.metric_sets(part).filter(LANGUAGE_SUBSET & pl.col("metric").is_in(["acc", "delta_g", "delta_s"]))
+    png = plots.winomt_language_bars(shown, colours)
     languages = {"heading": heading, "rows": tables.language_rows(part), "unknown": None,
+                 "methods": methods.describe(winomt_language_rows(part), confidence, WINOMT_LABELS.get),
                  "figure": _figure(png, f"{suite}: Acc, ΔG and ΔS per target language and system")}
     if run.labels.exists() and run.items.exists():
         rows = tables.unknown_rows(read_reasons(run.labels, run.items), suite)
@@ -204,11 +218,14 @@ def _languages(contents: Contents, run: RunDir, part: pl.DataFrame, suite: str, 
     return languages
 
 
-def _occupations(contents: Contents, run: RunDir, part: pl.DataFrame, suite: str, colours: dict[str, str]) -> dict:
+def _occupations(contents: Contents, run: RunDir, part: pl.DataFrame, suite: str, colours: dict[str, str],
+                 confidence: str) -> dict:
     """Correlations with the female share; per target language a chart (the first few) and a table."""
-    occupations = {"heading": contents.h3("Per occupation"), "correlations": tables.correlation_rows(part),
-                   "charts_for": MAX_OCCUPATION_CHARTS, "shares": {}, "languages": []}
     per = occupation_rates(part)
+    occupations = {"heading": contents.h3("Per occupation"), "correlations": tables.correlation_rows(part),
+                   "charts_for": MAX_OCCUPATION_CHARTS, "shares": {}, "languages": [],
+                   "methods_correlations": methods.describe(part.filter(pl.col("metric").is_in(CORRELATIONS)), confidence),
+                   "methods_rates": methods.describe(per, confidence)}
     if per.height == 0:
         return occupations
     shares = tables.female_shares(pl.scan_parquet(run.items) if run.items.exists() else None, suite)
@@ -252,46 +269,6 @@ def _embedding(contents: Contents, suite: str, embedding: dict) -> dict:
     return section
 
 
-def _drift_section(contents: Contents, run: RunDir, history: pl.DataFrame | None, suites: list[str],
-                   colours: dict[str, str]) -> dict:
-    """The monitoring run's verdict, its suites' paired tests, its significant changes and flips
-    (from drift.json), then each suite's headline metrics over the history."""
-    section = {"template": "drift.html", "heading": contents.h2("Drift" if history is None else "Drift over time"),
-               "now": None, "runs": 0}
-    found = drift.read_drift(run.root)
-    if found is not None:
-        summary, flips = found
-        info = run.read_run() or {}
-        shown = ((info.get("config") or {}).get("monitor") or {}).get("flips_in_report", drift.FLIPS_SHOWN)
-        flip_rows, flipped = drift.flip_rows(flips, shown)
-        section["now"] = {"heading": contents.h3("Verdict"), "verdict": drift.verdict(summary),
-                          "suites": drift.suite_rows(summary, info.get("suites")),
-                          "changes": drift.change_rows(summary),
-                          "flips_heading": contents.h3("Flipped items"), "flips": flip_rows, "flipped": flipped}
-    if history is None:
-        return section
-    history = tables.history_frame(history)
-    if history.height == 0:
-        return section
-    present = set(history["suite"].to_list())
-    order = [s for s in suites if s in present] + sorted(present - set(suites))
-    trend_figures = []
-    for suite in order:
-        part = history.filter(pl.col("suite") == suite)
-        panels = headline_panels(part)
-        if not panels:
-            continue
-        heading = contents.h3(f"{suite}: headline metrics")
-        names = ", ".join(f"{plots.metric_label(m)} on {s}" for s, m in panels)
-        png = trends.trend_plot(part, colours, panels)
-        trend_figures.append({"heading": heading, "suite": suite, "names": names,
-                              "figure": _figure(png, f"{suite}: trends of {names}")})
-    changes, total = tables.significant_changes(history)
-    return {**section, "runs": history["run_id"].n_unique(), "first": tables.when(history["created_at"].min()),
-            "last": tables.when(history["created_at"].max()), "trends": trend_figures,
-            "changes_heading": contents.h3("Significant changes over the history"), "changes": changes, "total": total}
-
-
 # --- the page ----------------------------------------------------------------------------------
 
 @functools.cache
@@ -314,6 +291,24 @@ def _css(env) -> str:
     return Markup(env.loader.get_source(env, "report.css")[0])
 
 
+def _script(env) -> str:
+    """The page's one script (the examples' filters), inlined as it is (it is ours, not data)."""
+    from markupsafe import Markup
+
+    return Markup(env.loader.get_source(env, "filters.js")[0])
+
+
+def set_genders(run: RunDir) -> dict[tuple[str, str], str]:
+    """(suite, subset) -> the gold gender of every item of a set where they all have the same one (the
+    summary marks the share that counts right answers in such a set, OTSC's p_f or p_m)."""
+    if not run.items.exists() or not {"suite", "subset", "gold"} <= set(pl.scan_parquet(run.items).collect_schema().names()):
+        return {}
+    sets = (pl.scan_parquet(run.items).group_by("suite", "subset")
+            .agg(pl.col("gold").n_unique().alias("golds"), pl.col("gold").first()).filter(pl.col("golds") == 1)
+            .collect())
+    return {(suite, subset): gold for suite, subset, _, gold in sets.iter_rows() if gold is not None}
+
+
 def render_html(run_root: Path, history: pl.DataFrame | None = None) -> str:
     """The whole report.html of a run directory as text; ``history`` adds trends over earlier runs."""
     with collected_once():
@@ -330,8 +325,7 @@ def _render_html(run_root: Path, history: pl.DataFrame | None) -> str:
         raise RunDirError(f"{run.metrics}: not found; score the run first (biaseval score --run {run.root})")
     metrics = pl.read_parquet(run.metrics)
     config = info["config"]
-    boot = config.get("metrics", {})
-    confidence = f"{round(100 * float(boot.get('confidence', 0.95)))}%"
+    confidence = methods.confidence_text(config)
 
     names = list(info.get("systems", {}))
     names += sorted(set(metrics["system"].unique().to_list()) - set(names))
@@ -341,24 +335,33 @@ def _render_html(run_root: Path, history: pl.DataFrame | None) -> str:
     suites = tables.suite_order(config.get("suites", []), metrics["suite"].to_list())
     embedding = _embedding_data(run, suites)
 
+    published = published_results.load(config["published"]) if config.get("published") else None
+    examples = example_rows.load(run.examples)
+
     contents = Contents()
-    sections = [_run_section(contents, info, metrics)]
+    sections = []
     monitored = (run.root / "drift.json").is_file()
     if monitored or history is not None:  # a monitoring run's report opens with its verdict
-        sections.append(_drift_section(contents, run, history, suites, colours))
+        sections.append(html_sections.drift_section(contents, run, history, suites, colours))
+    sections += [html_sections.summary_section(contents, metrics, suites, names, published_values(published),
+                                               published.cite if published else None, set_genders(run), confidence),
+                 _run_section(contents, info, metrics)]
     if run.labels.exists():
         sections.append(_failures_section(contents, read_failures(run.labels)))
     if config.get("published"):
         sections.append(_published_section(contents, metrics, config["published"]))
-    sections.append(_control_section(contents, metrics, info))
-    sections += [_suite_section(contents, run, info, metrics, suite, colours, confidence, embedding) for suite in suites]
-    sections.append(_adjective_section(contents, metrics))
+    sections.append(_control_section(contents, metrics, info, confidence))
+    sections += [_suite_section(contents, run, info, metrics, suite, colours, confidence, embedding, examples)
+                 for suite in suites]
+    sections.append(_adjective_section(contents, metrics, confidence))
 
     meta = {"name": config.get("name"), "description": config.get("description"), "run_id": info.get("run_id"),
             "config_hash": info.get("config_hash"), "version": info.get("biaseval_version"),
             "created_at": info.get("created_at"), "updated_at": info.get("updated_at"),
-            "bootstrap": boot.get("bootstrap", "?"), "seed": boot.get("seed", "?")}
+            "intervals": methods.describe(metrics.filter(~PER_OCCUPATION), confidence)}
+    script = _script(env)
     page = env.get_template("report.html").render(
         meta=meta, confidence=confidence, css=_css(env), colours=colours, alpha=ALPHA, contents=contents.entries,
+        script=script, script_hash=html_sections.script_hash(str(script)),
         sections=[s for s in sections if s is not None])
     return page + "\n"

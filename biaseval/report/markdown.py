@@ -5,7 +5,6 @@ Pure rendering: metrics frame and run info in, Markdown text out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -15,12 +14,15 @@ from biaseval.report.collection import collected_once
 from biaseval.report.control import control_tables
 from biaseval.report.embedding_tables import embedding_section
 from biaseval.report.escape import code, md, row
-from biaseval.report.numbers import PERCENT_METRICS, fmt_value
+from biaseval.report import methods, numbers
 from biaseval.report.mtgeneval import mtgeneval_section, mtgeneval_suites
 from biaseval.report.mittens import section as mittens_section
 from biaseval.report.mittens import without_mittens
-from biaseval.report.published import Published
+from biaseval.report.published import Published, published_tables, published_values
 from biaseval.report.sampling import sample_section
+from biaseval.report.summary import markdown as summary_markdown
+from biaseval.report.summary import summary
+from biaseval.report.examples import markdown as examples_markdown
 from biaseval.run.cost import cost_lines
 
 # Per-occupation, gender-shift and pairwise rows go in their own sections (and the HTML report),
@@ -30,114 +32,21 @@ PER_OCCUPATION = (pl.col("subset").str.contains("/occupation/") | pl.col("subset
                   | pl.col("subset").str.starts_with("cell/"))  # MiTTenS's cells: its own section lists the weakest
 
 
-def _lookup(metrics: pl.DataFrame) -> dict[tuple[str, str, str, str], dict]:
-    return {(r["suite"], r["subset"], r["metric"], r["system"]): r for r in metrics.iter_rows(named=True)}
-
-
-@dataclass(frozen=True)
-class PublishedCell:
-    """One recomputed cell beside the printed one. ``status``: "extra" (a system the paper does not
-    print), "match", "erratum" (a known difference; ``note`` numbers it) or "differs"."""
-
-    ours: str
-    paper: str | None
-    status: str
-    note: int | None = None
-
-
-@dataclass(frozen=True)
-class PublishedTable:
-    title: str
-    suite: str
-    systems: tuple[str, ...]
-    rows: tuple[tuple[str, tuple[PublishedCell, ...]], ...]  # (row label, one cell per system)
-
-
-@dataclass(frozen=True)
-class PublishedComparison:
-    tables: tuple[PublishedTable, ...]
-    notes: tuple[tuple[str, str, str], ...]  # (system, row label, the erratum's note), numbered from 1
-
-
-def compare_published(metrics: pl.DataFrame, published: Published, only_present: bool = False) -> PublishedComparison:
-    """Each published table of a suite in ``metrics`` recomputed at the paper's precision, cell by cell:
-    the paper's systems (``only_present``: those the run has), then the run's other systems."""
-    cells = _lookup(metrics)
-    present = set(metrics["system"].unique())
-    columns = tuple(c for c in published.columns if c in present or not only_present)
-    systems = columns + tuple(sorted(present - set(published.columns)))
-    tables: list[PublishedTable] = []
-    notes: list[tuple[str, str, str]] = []
-    for table in published.tables:
-        if table.suite not in set(metrics["suite"]):
-            continue
-        rows = []
-        for entry in table.rows:
-            printed = dict(zip(published.columns, entry["values"]))
-            line = []
-            for system in systems:
-                cell = cells.get((table.suite, entry["subset"], entry["metric"], system))
-                ours = fmt_value(cell["value"] if cell else None, table.scale, table.decimals)
-                if system not in printed:
-                    line.append(PublishedCell(ours, None, "extra"))
-                    continue
-                paper = f"{printed[system]:.{table.decimals}f}"
-                if ours == paper:
-                    line.append(PublishedCell(ours, paper, "match"))
-                    continue
-                erratum = published.erratum(table.suite, entry["subset"], entry["metric"], system)
-                if erratum is not None:
-                    notes.append((system, entry["label"], erratum.note))
-                    line.append(PublishedCell(ours, paper, "erratum", len(notes)))
-                else:
-                    line.append(PublishedCell(ours, paper, "differs"))
-            rows.append((entry["label"], tuple(line)))
-        tables.append(PublishedTable(table.title, table.suite, systems, tuple(rows)))
-    return PublishedComparison(tuple(tables), tuple(notes))
-
-
-def published_tables(metrics: pl.DataFrame, published: Published) -> list[str]:
-    """Each published table recomputed: "recomputed (published)" per cell, marked where they differ."""
-    comparison = compare_published(metrics, published)
-    out: list[str] = []
-    for table in comparison.tables:
-        out.append(f"### {md(table.title)}\n")
-        out.append(row("", *table.systems))
-        out.append("|---" * (len(table.systems) + 1) + "|")
-        for label, cells in table.rows:
-            line = [label]
-            for cell in cells:
-                if cell.status == "extra":
-                    line.append(cell.ours)
-                elif cell.status == "match":
-                    line.append(f"{cell.ours} ✓")
-                elif cell.status == "erratum":
-                    line.append(f"**{cell.ours}** (paper {cell.paper}) [{cell.note}]")
-                else:
-                    line.append(f"**{cell.ours}** (paper {cell.paper}) ≠")
-            out.append(row(*line))
-        out.append("")
-    if comparison.notes:
-        out.append("Known differences between the paper's print and its recorded data:\n")
-        out.extend(f"{i}. {md(system)}, {md(label)}: {md(note)}" for i, (system, label, note) in enumerate(comparison.notes, 1))
-        out.append("")
-    return out
-
-
-def all_metrics_tables(metrics: pl.DataFrame) -> list[str]:
+def all_metrics_tables(metrics: pl.DataFrame, confidence: str = "95%") -> list[str]:
+    """Every metric row (but per occupation, paired, MiTTenS's cells), a table per suite: the value with
+    its unit, its interval in the same unit, n, and how the interval was made (the row's record)."""
     out = []
-    conf = "95%"
     metrics = metrics.filter(~PER_OCCUPATION)
     for suite in metrics["suite"].unique(maintain_order=True).to_list():
         part = metrics.filter(pl.col("suite") == suite)
         out.append(f"### {md(suite)}\n")
-        out.append(f"| system | subset | metric | value | {conf} CI | n |")
-        out.append("|---|---|---|---|---|---|")
+        out.append(f"| system | subset | metric | value | {confidence} CI | n | interval |")
+        out.append("|---|---|---|---|---|---|---|")
         for r in part.sort("system", "subset", "metric").iter_rows(named=True):
-            scale, digits = (100, 2) if r["metric"] in PERCENT_METRICS else (1, 4)
-            unit = " %" if scale == 100 else ""
-            ci = f"[{fmt_value(r['ci_low'], scale, digits)}, {fmt_value(r['ci_high'], scale, digits)}]"
-            out.append(row(r["system"], r["subset"], r["metric"], f"{fmt_value(r['value'], scale, digits)}{unit}", ci, r["n"]))
+            unit = numbers.unit(r["metric"])
+            ci = numbers.interval(r["ci_low"], r["ci_high"], r["metric"])
+            out.append(row(r["system"], r["subset"], r["metric"], numbers.text(r["value"], r["metric"]),
+                           f"{ci} {unit}".rstrip() if ci else "—", numbers.count(r["n"]), methods.short(r)))
         out.append("")
     return out
 
@@ -178,11 +87,17 @@ WINOMT_HEADLINE = ["acc", "delta_g", "delta_s", "unknown"]
 UNKNOWN_REASONS = ["no-alignment", "not-in-lexicon", "epicene-no-article", "conflict"]
 
 
+def winomt_language_rows(metrics: pl.DataFrame) -> pl.DataFrame:
+    """The metric rows of WinoMT scored per target language (subsets that are language codes): Acc,
+    ΔG, ΔS and the unknown share (not MT-GenEval's, which have their own section)."""
+    others = pl.Series(mtgeneval_suites(metrics), dtype=pl.String).implode()  # their own section
+    return metrics.filter(LANGUAGE_SUBSET & pl.col("metric").is_in(WINOMT_HEADLINE) & ~pl.col("suite").is_in(others))
+
+
 def winomt_language_table(metrics: pl.DataFrame) -> pl.DataFrame:
     """WinoMT scored per target language (subsets that are language codes, with acc): one row per
     suite × language × system, columns ``<metric>``, ``<metric>_low``, ``<metric>_high`` and n."""
-    others = pl.Series(mtgeneval_suites(metrics), dtype=pl.String).implode()  # their own section
-    rows = metrics.filter(LANGUAGE_SUBSET & pl.col("metric").is_in(WINOMT_HEADLINE) & ~pl.col("suite").is_in(others))
+    rows = winomt_language_rows(metrics)
     if rows.filter(pl.col("metric") == "acc").height == 0:
         return pl.DataFrame()
     wide = rows.pivot(on="metric", index=["suite", "subset", "system"], values=["value", "ci_low", "ci_high", "n"],
@@ -202,23 +117,30 @@ def read_reasons(labels: Path, items: Path) -> pl.DataFrame:
             .sort("suite", "tgt_lang", "system", "label", "reason").collect())
 
 
-def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None) -> list[str]:
+WINOMT_LABELS = {"acc": "Acc", "delta_g": "ΔG", "delta_s": "ΔS", "unknown": "unknown"}
+
+
+def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None, confidence: str = "95%") -> list[str]:
     """WinoMT per target language (Acc, ΔG, ΔS, unknown share), and why outputs were labelled unknown."""
     wide = winomt_language_table(without_mittens(metrics))
     if wide.height == 0:
         return []
+    shown = winomt_language_rows(without_mittens(metrics))
     lines = ["## WinoMT per target language", "",
              "Acc: entities given their gold gender (unknown counts as wrong); ΔG = F1(male) − F1(female); "
-             "ΔS = Acc(pro) − Acc(anti); unknown: outputs whose entity gender could not be read. "
-             "Percent, with 95% intervals: Wilson's for the shares (Acc, unknown), bootstrap for ΔG and ΔS.", "",
-             "| suite | language | system | Acc | ΔG | ΔS | unknown | n |", "|---|---|---|---|---|---|---|---|"]
+             "ΔS = Acc(pro) − Acc(anti); unknown: outputs whose entity gender could not be read. Shares in "
+             "percent, differences in percentage points (pp). "
+             + methods.describe(shown, confidence, WINOMT_LABELS.get), "",
+             "| suite | language | system | " + " | ".join(numbers.header(WINOMT_LABELS[m], m) for m in WINOMT_HEADLINE)
+             + " | n |", "|---|---|---|---|---|---|---|---|"]
     for r in wide.iter_rows(named=True):
         def cell(m):
             v = r.get(f"value_{m}")
             if v is None:
                 return "—"
-            return f"{fmt_value(v, 100, 1)} [{fmt_value(r.get(f'ci_low_{m}'), 100, 1)}, {fmt_value(r.get(f'ci_high_{m}'), 100, 1)}]"
-        lines.append(row(r["suite"], r["language"], r["system"], *(cell(m) for m in WINOMT_HEADLINE), r.get("n_acc")))
+            return f"{numbers.number(v, m)} {numbers.interval(r.get(f'ci_low_{m}'), r.get(f'ci_high_{m}'), m) or ''}".rstrip()
+        lines.append(row(r["suite"], r["language"], r["system"], *(cell(m) for m in WINOMT_HEADLINE),
+                         numbers.count(r.get("n_acc"))))
     lines.append("")
     if reasons is not None and reasons.height:
         unknown = reasons.filter((pl.col("label") == "unknown") & pl.col("reason").is_in(UNKNOWN_REASONS))
@@ -237,18 +159,20 @@ def winomt_languages_section(metrics: pl.DataFrame, reasons: pl.DataFrame | None
     return lines
 
 
-def occupations_section(metrics: pl.DataFrame) -> list[str]:
+def occupations_section(metrics: pl.DataFrame, confidence: str = "95%") -> list[str]:
     """Per-occupation p_f against the occupations' female share, and their correlation."""
     wide = correlation_table(metrics)
     if wide.height == 0:
         return []
     lines = ["## Per occupation: does bias follow labour statistics?", "",
              "Correlation across occupations of p_f (share of outputs with a female friend) with the "
-             "occupation's female share in labour statistics; 95% bootstrap CIs. NaN: p_f does not vary.", "",
+             "occupation's female share in labour statistics. "
+             + methods.describe(metrics.filter(pl.col("metric").is_in(CORRELATIONS)), confidence)
+             + " NaN: p_f does not vary.", "",
              "| system | suite | language | Pearson r | Spearman rho | occupations |", "|---|---|---|---|---|---|"]
     for r in wide.iter_rows(named=True):
         def cell(m):
-            return f"{r[f'value_{m}']:.2f} [{r[f'ci_low_{m}']:.2f}, {r[f'ci_high_{m}']:.2f}]"
+            return f"{numbers.number(r[f'value_{m}'], m)} {numbers.interval(r[f'ci_low_{m}'], r[f'ci_high_{m}'], m) or ''}".rstrip()
         lines.append(row(r["system"], r["suite"], r["subset"], cell("r_female_share"), cell("rho_female_share"),
                          r["n_r_female_share"]))
     per = occupation_rates(metrics)
@@ -258,7 +182,7 @@ def occupations_section(metrics: pl.DataFrame) -> list[str]:
                   row("occupation", *systems), "|---" * (len(systems) + 1) + "|"]
         table = part.pivot(on="system", index="occupation", values="value", aggregate_function="first").sort("occupation")
         for rates in table.iter_rows(named=True):
-            lines.append(row(rates["occupation"], *(fmt_value(rates.get(sy), 100, 1) for sy in systems)))
+            lines.append(row(rates["occupation"], *(numbers.share(rates.get(sy)) for sy in systems)))
     return lines + [""]
 
 
@@ -284,24 +208,24 @@ def failures_section(failures: pl.DataFrame) -> list[str]:
     return lines + [""]
 
 
-def control_section(metrics: pl.DataFrame, systems: dict[str, dict]) -> list[str]:
+def control_section(metrics: pl.DataFrame, systems: dict[str, dict], confidence: str = "95%") -> list[str]:
     """Gender control: per system asked for genders, each condition's control_acc, control_unknown
     and control_unasked (percent, with intervals) per suite and subset."""
     tables = control_tables(metrics, systems)
     if not tables:
         return []
+    shown = metrics.filter(pl.col("metric").is_in(["control_acc", "control_unknown", "control_unasked"]))
     lines = ["## Gender control", "",
              "Asked: share of outputs with the requested gender; unread: share the detector could not read "
              "(unknown or ambiguous); unasked: the same share for the system without the request, on the same "
-             "items. Percent, with 95% Wilson intervals.", ""]
+             "items. Percent. " + methods.describe(shown, confidence), ""]
     for table in tables:
-        lines += [f"### {md(table.system)}", "", "| condition | requests | suite | subset | asked | unread | unasked | n |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"### {md(table.system)}", "", "| condition | requests | suite | subset | asked (%) | unread (%) "
+                  "| unasked (%) | n |", "|---|---|---|---|---|---|---|---|"]
         for r in table.rows:
-            cells = [f"{fmt_value(c.value, 100, 1)} [{fmt_value(c.low, 100, 1)}, {fmt_value(c.high, 100, 1)}]" if c else "—"
-                     for c in (r.shares.get(m) for m in ("control_acc", "control_unknown", "control_unasked"))]
-            lines.append(row(r.condition or r.system, r.requests, r.suite, r.subset, *cells,
-                             r.n if r.n is not None else "—"))
+            cells = [f"{numbers.share(c.value)} {numbers.interval(c.low, c.high, 'control_acc') or ''}".rstrip() if c
+                     else "—" for c in (r.shares.get(m) for m in ("control_acc", "control_unknown", "control_unasked"))]
+            lines.append(row(r.condition or r.system, r.requests, r.suite, r.subset, *cells, numbers.count(r.n)))
         lines.append("")
     return lines
 
@@ -320,18 +244,37 @@ def cost_section(cost: dict | None) -> list[str]:
 
 def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
            failures: pl.DataFrame | None = None, embedding: dict | None = None,
-           reasons: pl.DataFrame | None = None) -> str:
+           reasons: pl.DataFrame | None = None, *, set_gold: dict | None = None,
+           examples: pl.DataFrame | None = None) -> str:
+    """report.md. ``set_gold``: (suite, subset) -> the gold gender of a set (``tables.set_genders``);
+    ``examples``: examples.parquet's rows, a few of which are shown per suite and system."""
     with collected_once():
-        return _render(metrics, run_info, published, failures, embedding, reasons)
+        return _render(metrics, run_info, published, failures, embedding, reasons, set_gold, examples)
+
+
+def summary_section(metrics: pl.DataFrame, run_info: dict, published: Published | None,
+                    set_gold: dict | None = None) -> list[str]:
+    """The summary (report/summary.py) as Markdown."""
+    config = run_info["config"]
+    confidence = methods.confidence_text(config)
+    names = list(run_info.get("systems", {})) + sorted(set(metrics["system"].to_list()) - set(run_info.get("systems", {})))
+    suites = list(dict.fromkeys([*config.get("suites", []), *metrics["suite"].to_list()]))
+    result = summary(metrics, suites, names, published_values(published), set_gold)
+    return summary_markdown(result, methods.describe(result.shown, confidence), published.cite if published else None, row)
 
 
 def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, failures: pl.DataFrame | None,
-            embedding: dict | None, reasons: pl.DataFrame | None) -> str:
+            embedding: dict | None, reasons: pl.DataFrame | None, set_gold: dict | None,
+            examples: pl.DataFrame | None) -> str:
     config = run_info["config"]
+    confidence = methods.confidence_text(config)
     lines = [
         f"# biaseval report: {md(config['name'])}",
         "",
         md(config.get("description", "") or ""),
+        "",
+        *summary_section(metrics, run_info, published, set_gold),
+        "## Run",
         "",
         f"- run: {code(run_info['run_id'])} (config hash {code(run_info['config_hash'])}, biaseval "
         f"{md(run_info['biaseval_version'])})",
@@ -359,17 +302,20 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
         lines += published_tables(metrics, published)
     if failures is not None:
         lines += failures_section(failures)
-    lines += control_section(metrics, config.get("systems", {}))
-    lines += winomt_languages_section(metrics, reasons)
-    lines += mtgeneval_section(metrics)
-    lines += adjective_section(metrics)
-    lines += mittens_section(metrics)
-    lines += occupations_section(metrics)
+    lines += control_section(metrics, config.get("systems", {}), confidence)
+    lines += winomt_languages_section(metrics, reasons, confidence)
+    lines += mtgeneval_section(metrics, confidence)
+    lines += adjective_section(metrics, confidence)
+    lines += mittens_section(metrics, confidence)
+    lines += occupations_section(metrics, confidence)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))
-    lines += ["## All metrics", "", "Fractions shown in percent where marked; confidence intervals are Wilson's score intervals for shares "
-              "(p_m, p_f, p_n, Acc, N, ...) and seeded percentile bootstraps over items otherwise.", ""]
+    if examples is not None:
+        lines += examples_markdown(examples)
+    shown = metrics.filter(~PER_OCCUPATION)
+    lines += ["## All metrics", "", "Shares in percent, differences of shares in percentage points (pp), counts as "
+              "integers; each row says how its interval was made. " + methods.describe(shown, confidence), ""]
     if without_mittens(metrics).height < metrics.height:
         lines += ["MiTTenS's cells are in its own section.", ""]
-    lines += all_metrics_tables(metrics)
+    lines += all_metrics_tables(metrics, confidence)
     return "\n".join(lines) + "\n"

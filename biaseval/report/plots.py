@@ -11,6 +11,7 @@ import polars as pl
 
 from biaseval.errors import MissingExtra
 from biaseval.names import under
+from biaseval.report import numbers
 
 CLASS_COLOURS = {"feminine": "#c0392b", "masculine": "#2471a3", "neutral": "#7f8c8d"}
 
@@ -90,12 +91,13 @@ SYSTEM_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E
                   "#44AA99", "#332288", "#AA4499", "#4477AA", "#EE6677", "#228833", "#AA3377", "#117733"]
 WHISKER = "#222222"
 SIGNIFICANT = "#C00000"
-PERCENT = {"p_m", "p_f", "p_n", "acc", "delta_g", "delta_s", "neutral", "unknown", "f1_male", "f1_female", "macro_f1",
-           "to_masculine", "to_feminine", "to_both", "to_unknown"}
-DIFFERENCES = {"delta_g", "delta_s"}  # may be negative: a symmetric scale around 0
-UNIT = {"P", "tgbi"}  # shares on a 0–1 scale
-LABELS = {"p_m": "p_m: male (%)", "p_f": "p_f: female (%)", "p_n": "p_n: neutral (%)", "acc": "Acc (%)",
-          "delta_g": "ΔG (%)", "delta_s": "ΔS (%)", "P": "P", "tgbi": "TGBI", "neutral": "N (%)"}
+# Units come from report/numbers.py, as in the tables: shares drawn in percent, differences of shares in
+# percentage points (on a scale symmetric around 0), P and TGBI on 0–1.
+PERCENT = {m for m, k in numbers.KIND.items() if k in (numbers.SHARE, numbers.POINTS)}  # drawn × 100
+DIFFERENCES = {m for m, k in numbers.KIND.items() if k == numbers.POINTS}  # may be negative
+UNIT = {m for m, k in numbers.KIND.items() if k == numbers.INDEX}  # on a 0–1 scale
+LABELS = {"p_m": "p_m: male", "p_f": "p_f: female", "p_n": "p_n: neutral", "acc": "Acc", "delta_g": "ΔG",
+          "delta_s": "ΔS", "P": "P", "tgbi": "TGBI", "neutral": "N"}
 
 
 def system_colours(systems) -> dict[str, str]:
@@ -113,11 +115,12 @@ def system_colours(systems) -> dict[str, str]:
 
 
 def metric_label(metric: str) -> str:
-    return LABELS.get(metric, f"{metric} (%)" if metric in PERCENT else metric)
+    """A metric's name on an axis or a panel, with its unit ("Acc (%)", "ΔG (pp)")."""
+    return numbers.header(LABELS.get(metric, metric), metric)
 
 
 def _scale(metric: str) -> float:
-    return 100.0 if metric in PERCENT else 1.0
+    return numbers.scale(metric)
 
 
 def _png(fig, dpi: int = 100) -> bytes:

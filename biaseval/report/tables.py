@@ -13,7 +13,7 @@ from datetime import datetime
 
 import polars as pl
 
-from biaseval.report.adjectives import adjective_table, points
+from biaseval.report.adjectives import adjective_table
 from biaseval.report.control import control_tables
 from biaseval.report.embedding_tables import SHIFT_GENDERS, shift_table
 from biaseval.report.markdown import (
@@ -25,7 +25,8 @@ from biaseval.report.markdown import (
     correlation_table,
     winomt_language_table,
 )
-from biaseval.report.numbers import fmt_value, metric_format
+from biaseval.metrics.paired import split_pair_subset
+from biaseval.report import numbers
 from biaseval.report import mittens
 from biaseval.report.mittens import MARKER as MITTENS_MARKER
 
@@ -56,34 +57,36 @@ def _missing(x) -> bool:
 
 
 def value_cell(value, low, high, metric: str) -> Value | None:
-    """A metric value with its CI at the metric's scale; None where there is no value."""
+    """A metric value with its CI at the metric's scale, without the unit (the column's header names
+    it: ``metric_name``); None where there is no value."""
     if value is None:
         return None
     if math.isnan(value):
         return Value("NaN", nan=True)
-    scale, digits, _ = metric_format(metric)
-    ci = None
-    if not (_missing(low) and _missing(high)):
-        ci = f"[{fmt_value(low, scale, digits)}, {fmt_value(high, scale, digits)}]"
-    return Value(fmt_value(value, scale, digits), ci)
+    return Value(numbers.number(value, metric), numbers.interval(low, high, metric))
 
 
 def metric_name(metric: str) -> str:
-    """A metric's name in a table header cell: "(%)" where it is shown in percent."""
-    return metric + (" (%)" if metric_format(metric)[2] else "")
+    """A metric's name in a table header cell, with its unit: "acc (%)", "delta_g (pp)"."""
+    return numbers.header(metric, metric)
+
+
+def unit_cell(value, low, high, metric: str) -> Value | None:
+    """``value_cell`` with the unit on the value, for a column holding metrics of several kinds."""
+    cell = value_cell(value, low, high, metric)
+    return cell if cell is None or cell.nan else Value(numbers.text(value, metric), cell.ci)
 
 
 def small(x) -> str:
     """A feature value: three decimals, or three significant digits for values too small for that."""
-    if _missing(x):
-        return "—"
-    return f"{x:.3f}" if x == 0 or abs(x) >= 0.01 else f"{x:.2e}"
+    return numbers.plain(None if _missing(x) else x)
 
 
 def p_text(p) -> str:
     if _missing(p):
         return "—"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+    shown = numbers.p_value(p)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -141,7 +144,7 @@ def metric_sets(part: pl.DataFrame) -> pl.DataFrame:
 
 def suite_kinds(part: pl.DataFrame) -> set[str]:
     """What a suite's metrics allow to draw: "tgbi", "winomt", "winomt-languages", "proportions" (p_m/p_f
-    per set), "occupations", "embedding", "mtgeneval" (its table is in report.md only); or "mittens" alone."""
+    per set), "occupations", "embedding", "mtgeneval" (its table in the paper's shape); or "mittens" alone."""
     metrics = set(part["metric"].unique().to_list())
     if MITTENS_MARKER in metrics:  # MiTTenS: its own table (report/mittens.py), none of the others
         return {"mittens"}
@@ -151,7 +154,7 @@ def suite_kinds(part: pl.DataFrame) -> set[str]:
         kinds.add("tgbi")
     if sets.filter((pl.col("subset") == "all") & (pl.col("metric") == "acc")).height:
         kinds.add("winomt")
-    if "undecided" in metrics:  # MT-GenEval: its table is in report.md (report/mtgeneval.py)
+    if "undecided" in metrics:  # MT-GenEval: its own table (report/mtgeneval.py)
         kinds.add("mtgeneval")
     elif sets.filter(LANGUAGE_SUBSET & (pl.col("metric") == "acc")).height:
         kinds.add("winomt-languages")
@@ -164,18 +167,26 @@ def suite_kinds(part: pl.DataFrame) -> set[str]:
     return kinds
 
 
-def mittens_rows(part: pl.DataFrame, suite: str) -> dict:
+def mittens_rows(part: pl.DataFrame, suite: str, confidence: str = "95%") -> dict:
     """A MiTTenS suite's tables (report/mittens.py): Table 3 per system, accuracy per language, the
     weakest cells, and the note that says how to read them."""
-    return {"rows": mittens.table3_rows(part), "languages": mittens.language_rows(part, suite),
-            "cells": mittens.weakest_cells(part, suite), "note": mittens.NOTE}
+    rows = mittens.table3_rows(part)
+    unread = next((r["unread"]["label"] for r in rows if r["unread"]), "no pronoun / not read")
+    return {"rows": rows, "languages": mittens.language_rows(part, suite), "unread_label": unread,
+            "cells": mittens.weakest_cells(part, suite), "note": mittens.note(part, confidence), "figure": None}
 
 
 def _pairs(rows: pl.DataFrame) -> dict[tuple[str, str], dict]:
-    """(system, other) -> {"mcnemar_p": .., "diff_correct": .., "n": ..} from paired-comparison rows."""
+    """(system, other) -> {"mcnemar_p": .., "diff_correct": .., "n": ..} from the paired comparisons over
+    a whole suite (not those of its groups: ``paired.pair_subset``)."""
     pairs: dict[tuple[str, str], dict] = {}
-    for r in rows.filter(PAIRWISE & pl.col("metric").is_in(PAIR_METRICS)).iter_rows(named=True):
-        cell = pairs.setdefault((r["system"], r["subset"][3:]), {})
+    compared = rows.filter(PAIRWISE & pl.col("metric").is_in(PAIR_METRICS))
+    systems = set(compared["system"].to_list())
+    for r in compared.iter_rows(named=True):
+        other, group = split_pair_subset(r["subset"], systems)
+        if group is not None:
+            continue
+        cell = pairs.setdefault((r["system"], other), {})
         cell[r["metric"]] = r["value"]
         cell["n"] = r["n"]
     return pairs
@@ -206,7 +217,8 @@ def metric_rows(part: pl.DataFrame, systems: list[str]) -> list[dict]:
     rows = []
     for subset, metric in sets.select("subset", "metric").unique(maintain_order=True).iter_rows():
         ns = {cells[(subset, metric, s)]["n"] for s in systems if (subset, metric, s) in cells}
-        n = next(iter(ns)) if len(ns) == 1 else f"{min(ns)}–{max(ns)}" if ns else "—"
+        n = (numbers.count(next(iter(ns))) if len(ns) == 1 else f"{numbers.count(min(ns))}–{numbers.count(max(ns))}"
+             if ns else "—")
         values = [value_cell(r["value"], r["ci_low"], r["ci_high"], metric) if (r := cells.get((subset, metric, s)))
                   else None for s in systems]
         rows.append({"subset": subset, "metric": metric_name(metric), "n": n, "cells": values})
@@ -231,7 +243,7 @@ def pairwise_grid(part: pl.DataFrame, systems: list[str], alpha: float = ALPHA) 
             diff, p = c.get("diff_correct"), c.get("mcnemar_p")
             significant = not _missing(p) and p < alpha
             kind = ("sig-better" if diff > 0 else "sig-worse") if significant and diff else ""
-            cells.append({"text": f"{diff * 100:+.1f} pts" if not _missing(diff) else "—", "p": p_text(p),
+            cells.append({"text": numbers.points_text(diff) if not _missing(diff) else "—", "p": p_text(p),
                           "n": c.get("n"), "significant": significant, "kind": kind})
         rows.append({"system": a, "cells": cells})
     return {"names": names, "rows": rows}
@@ -283,7 +295,7 @@ def occupation_rows(rates: pl.DataFrame, shares: dict[str, float], systems: list
     wide = rates.pivot(on="system", index="occupation", values="value", aggregate_function="first").sort("occupation")
     return [{"occupation": r["occupation"],
              "share": f"{shares[r['occupation']]:.1f}" if r["occupation"] in shares else "—",
-             "cells": [fmt_value(r.get(s), 100, 1) for s in systems]} for r in wide.iter_rows(named=True)]
+             "cells": [numbers.share(r.get(s)) for s in systems]} for r in wide.iter_rows(named=True)]
 
 
 # --- the embedding study -----------------------------------------------------------------------
@@ -298,7 +310,7 @@ def bin_tables(bins: pl.DataFrame) -> list[dict]:
             share = 0.0 if _missing(r["share"]) else r["share"]
             lines.append({"feature": r["feature"], "bin": r["bin"], "range": f"[{small(r['lo'])}, {small(r['hi'])}]",
                           "count": r["count"], "bar": f"{max(0.0, min(share, 1.0)) * 80:.0f}",
-                          "share": f"{100 * share:.1f}%", "share_all": fmt_value(r.get("share_all"), 100, 1),
+                          "share": numbers.share_text(share), "share_all": numbers.share(r.get("share_all")),
                           "examples": r["examples"]})
         tables.append({"who": "source words" if side == "source" else f"translations by {system}",
                        "language": language,
@@ -310,7 +322,7 @@ def shift_rows(shift: pl.DataFrame) -> list[dict]:
     """gender_shift.parquet of one suite: per system × language × source class, the share of its words
     translated to each grammatical gender."""
     return [{"system": r["system"], "language": r["tgt_lang"], "gender_class": r["gender_class"], "words": r["words"],
-             "shares": [fmt_value(r.get(f"share_{g}"), 100, 1) for g in SHIFT_GENDERS]}
+             "shares": [numbers.share(r.get(f"share_{g}")) for g in SHIFT_GENDERS]}
             for r in shift_table(shift).iter_rows(named=True)]
 
 
@@ -330,7 +342,7 @@ def sanity_rows(words: pl.DataFrame) -> list[dict]:
 
     return [{"system": r["system"], "languages": f"{r['src_lang']} → {r['tgt_lang']}",
              "cos_src": f"{r['cos_src_fm']:.3f}", "cos_tgt": f"{r['cos_tgt_fm']:.3f}", "words": r["words"],
-             "rose_f": fmt_value(r["share_rose_f"], 100, 1), "rose_m": fmt_value(r["share_rose_m"], 100, 1)}
+             "rose_f": numbers.share(r["share_rose_f"]), "rose_m": numbers.share(r["share_rose_m"])}
             for r in sanity(words).iter_rows(named=True)]
 
 
@@ -388,13 +400,7 @@ def significant_changes(history: pl.DataFrame, limit: int = MAX_DRIFT_ROWS) -> t
                                                              descending=[True, False, False, False, False])
     rows = []
     for r in significant.head(limit).iter_rows(named=True):
-        scale, digits, unit = metric_format(r["metric"])
-        change = "—"
-        if r["change"] is not None:
-            change = f"{r['change'] * scale:+.{digits}f}"
-            if r["change_low"] is not None and r["change_high"] is not None:
-                change += f" [{r['change_low'] * scale:+.{digits}f}, {r['change_high'] * scale:+.{digits}f}]"
-            change += " pts" if unit else ""
+        change = numbers.change(r["change"], r["metric"], r["change_low"], r["change_high"])
         rows.append({"created_at": when(r["created_at"]), "run_id": r["run_id"], "system": r["system"], "suite": r["suite"],
                      "subset": r["subset"], "metric": metric_name(r["metric"]),
                      "value": value_cell(r["value"], r["ci_low"], r["ci_high"], r["metric"]), "change": change,
@@ -409,8 +415,8 @@ def adjective_rows(metrics: pl.DataFrame) -> list[dict]:
     Δ (points), and the n of each side."""
     return [{"language": r["language"], "system": r["system"],
              "without": value_cell(r["acc_without"], r["without_low"], r["without_high"], "acc"),
-             "with": value_cell(r["acc_with"], r["with_low"], r["with_high"], "acc"), "delta": points(r["delta"]),
+             "with": value_cell(r["acc_with"], r["with_low"], r["with_high"], "acc"), "delta": numbers.points(r["delta"]),
              "all": value_cell(r["acc_all"], r["all_low"], r["all_high"], "acc"),
-             "replaced": value_cell(r["acc_replaced"], r["replaced_low"], r["replaced_high"], "acc"), "delta_replaced": points(r["delta_replaced"]),
+             "replaced": value_cell(r["acc_replaced"], r["replaced_low"], r["replaced_high"], "acc"), "delta_replaced": numbers.points(r["delta_replaced"]),
              "n_without": r["n_without"], "n_with": r["n_with"]}
             for r in adjective_table(metrics).iter_rows(named=True)]

@@ -91,6 +91,11 @@ class RunDir:
         return self.root / "metrics.parquet"
 
     @property
+    def examples(self) -> Path:
+        """A bounded sample of the outputs with their sources and labels (metrics/examples.py)."""
+        return self.root / "examples.parquet"
+
+    @property
     def report(self) -> Path:
         return self.root / "report.md"
 
