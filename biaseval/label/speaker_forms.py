@@ -3,7 +3,9 @@
 - **ru, uk**: pymorphy3 with its dictionaries. Parses scoring under a fifth of the word's best are
   dropped (Ukrainian scores every parse alike, so none is). A cue when every remaining parse is one kind
   of gendered singular form of one gender: a past-tense verb (``past``), a short adjective or participle
-  (``short``), a full adjective or participle in the nominative (``adj``). First person: я, or a verb in
+  (``short``), a full adjective or participle in the nominative (``adj``); a past-tense reading wins
+  over the others (Ukrainian's dictionary also reads "хотів" as a noun and "була" as an adjective), and
+  abbreviations are dropped ("міг"). First person: я, or a verb in
   the first person singular. Third person: он, она, оно (nominative).
 - **pl**: Morfeusz 2 (SGJP). A word is split into segments: an l-participle with the first-person
   agglutinate (zrobił+em, była+m, mógł+by+m) is a cue and a first-person marker at once; an
@@ -57,6 +59,10 @@ class _Pymorphy(SpeakerReader):
                     or (p.tag.POS == "VERB" and "1per" in p.tag and "sing" in p.tag) for p in parses)
         third = all(p.tag.POS == "NPRO" and "3per" in p.tag and p.tag.case == "nomn" for p in parses)
         noun = tag.POS == "NOUN"
+        parses = [p for p in parses if not {"Abbr", "Fixd"} & set(p.tag.grammemes)] or parses
+        past = [p for p in parses if self._kind(p.tag) == "past"]
+        if past:  # a past-tense reading wins over the noun or adjective the form may also be (uk хотів, була)
+            parses = past
         kinds = {self._kind(p.tag) for p in parses}
         genders = {_M.get(p.tag.gender) for p in parses}
         if len(kinds) == 1 and None not in kinds and len(genders) == 1 and None not in genders:

@@ -17,6 +17,7 @@ from biaseval.report.embedding_tables import embedding_section
 from biaseval.report.escape import code, md, row
 from biaseval.report.numbers import PERCENT_METRICS, fmt_value
 from biaseval.report.mtgeneval import mtgeneval_section, mtgeneval_suites
+from biaseval.report.gest import section as gest_section
 from biaseval.report.mittens import section as mittens_section
 from biaseval.report.mittens import without_mittens
 from biaseval.report.published import Published
@@ -364,6 +365,7 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
     lines += mtgeneval_section(metrics)
     lines += adjective_section(metrics)
     lines += mittens_section(metrics)
+    lines += gest_section(metrics)
     lines += occupations_section(metrics)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))
