@@ -15,8 +15,8 @@
 - **hr, sr, sl, be**: Apertium's analysers through ``lt-proc`` (Debian's apertium-hbs-eng for
   Serbo-Croatian, Latin script: Cyrillic is transliterated first; apertium-hbs-slv for Slovenian;
   apertium-bel-rus for Belarusian). An l-participle (``<lp>``, ``<past>``) whose singular readings
-  have one gender is ``past``: in a first-person clause the plural and dual readings of "mogla" cannot
-  be meant; adjectives in the nominative singular are ``adj`` (Serbo-Croatian ma/mi are masculine).
+  have one gender is ``past``: in a first-person clause the plural, dual and neuter readings of "mogla"
+  or Belarusian "адкрыла" (feminine and neuter are spelt alike) cannot be meant; adjectives in the nominative singular are ``adj`` (Serbo-Croatian ma/mi are masculine).
   First person: a verb or pronoun tagged p1 sg (sam, bih, sem, ja, jaz, я). Third person: a
   third-person pronoun in the nominative. A word that can be a noun is never a cue ("dan": a day, or
   "given"). A word the dictionary lacks is read by the l-participle's ending alone (hbs -ao/-io/-eo/-uo
@@ -165,10 +165,11 @@ class _Apertium(SpeakerReader):
         noun = any(t & {"n", "np"} for t in tags)
         if noun:  # a word that can be a noun is no cue ("dan": a day, or "given"), but says what follows it
             return Form(None, None, first, third, noun=True)
-        past = {self._gender(t) for t in tags if self.past_tag in t and "sg" in t}
+        # the speaker is not neuter: Belarusian writes the feminine and neuter past alike (адкрыла)
+        past = {self._gender(t) for t in tags if self.past_tag in t and "sg" in t and "nt" not in t}
         if past and None not in past and len(past) == 1:
             return Form(past.pop(), "past", first, third)
-        adjectives = {self._gender(t) for t in tags if "adj" in t and "sg" in t and "nom" in t}
+        adjectives = {self._gender(t) for t in tags if "adj" in t and "sg" in t and "nom" in t and "nt" not in t}
         if adjectives and None not in adjectives and len(adjectives) == 1:
             return Form(adjectives.pop(), "adj", first, third)
         return Form(None, None, first, third)
@@ -207,4 +208,4 @@ class Slovenian(_Apertium):
 class Belarusian(_Apertium):
     lang = "be"
     package, automorf, past_tag = "apertium-bel-rus", "bel-rus.automorf.bin", "past"
-    unknown_past = (("m", r"..[аеіоуыэюя]ў$"), ("f", r"..[аеіоуыэюя]ла$"))
+    unknown_past = (("m", r"..[аеіоуыэюя]ў(?:ся)?$"), ("f", r"..[аеіоуыэюя]ла(?:ся)?$"))
