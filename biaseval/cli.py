@@ -389,6 +389,36 @@ def winomt_disagreements(langs: tuple[str, ...], items: bool) -> None:
 
 
 @main.group()
+def gest() -> None:
+    """GEST: the speaker reader measured against gold; the masculine rate per stereotype as a chart."""
+
+
+@gest.command("reader-table")
+def gest_reader_table() -> None:
+    """The speaker reader against the gold sets, per language (Markdown; docs/gest.md holds it). Seconds."""
+    from biaseval.data.datasets import resolve
+    from biaseval.metrics.gest_reader import table
+    from biaseval.report.gest import reader_markdown
+
+    click.echo(reader_markdown(table(resolve("gest"))), nl=False)
+
+
+@gest.command("chart")
+@click.option("--run", "run_dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="a scored run directory (its metrics.parquet)")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="the PNG to write")
+def gest_chart(run_dir: str, out: str) -> None:
+    """The masculine rate per stereotype, a panel per system and a line per language (PNG)."""
+    import polars as pl
+
+    from biaseval.report.gest import chart
+
+    if not chart(pl.read_parquet(Path(run_dir) / "metrics.parquet"), out):
+        raise click.ClickException(f"{run_dir}: no GEST masculine rates in metrics.parquet")
+    click.echo(out)
+
+
+@main.group()
 def mtgeneval() -> None:
     """MT-GenEval: the references' undecidable lines; the analysers against its tagged references."""
 

@@ -59,6 +59,10 @@ PACKAGES = {p.name: p for p in (
     Package("apertium-spa-ita", "Spanish->Italian translation, and the Italian analyser", apertium_data=True),
     Package("apertium-fra-cat", "the French analyser", apertium_data=True),
     Package("apertium-por-cat", "the Portuguese analyser", apertium_data=True),
+    Package("apertium-hbs-eng", "English->Serbo-Croatian translation, and the Serbo-Croatian analyser (GEST: hr, sr)",
+            apertium_data=True),
+    Package("apertium-hbs-slv", "the Slovenian analyser (GEST: sl)", apertium_data=True),
+    Package("apertium-bel-rus", "the Belarusian analyser (GEST: be)", apertium_data=True),
     Package("hspell", "the Hebrew analyser", programs=("hspell",)),
     Package("chromium", "tests: report.html opened in a headless browser", programs=("chromium",)),
     Package("strace", "tests: a whole sweep watched for connections beyond loopback", programs=("strace",)),
@@ -68,14 +72,16 @@ PACKAGES = {p.name: p for p in (
 GROUPS = {
     "apertium": ("apertium", "lttoolbox", "apertium-eng-spa", "apertium-spa-ita"),
     "analysers": ("lttoolbox", "apertium-eng-spa", "apertium-spa-ita", "apertium-fra-cat", "apertium-por-cat",
-                  "hspell"),
+                  "apertium-hbs-eng", "apertium-hbs-slv", "apertium-bel-rus", "hspell"),
     "test": tuple(PACKAGES),
 }
 
 # An Apertium mode (what `apertium MODE` translates with) and the package that installs it.
 APERTIUM_MODES = {"eng-spa": "apertium-eng-spa", "spa-eng": "apertium-eng-spa", "spa-ita": "apertium-spa-ita",
                   "ita-spa": "apertium-spa-ita", "fra-cat": "apertium-fra-cat", "cat-fra": "apertium-fra-cat",
-                  "por-cat": "apertium-por-cat", "cat-por": "apertium-por-cat"}
+                  "por-cat": "apertium-por-cat", "cat-por": "apertium-por-cat",
+                  "eng-hbs_HR": "apertium-hbs-eng", "eng-hbs_SR": "apertium-hbs-eng", "eng-hbs_BS": "apertium-hbs-eng",
+                  "hbs-eng": "apertium-hbs-eng"}
 
 
 class MissingPackages(ConfigError):

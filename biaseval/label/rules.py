@@ -173,8 +173,9 @@ def builtin() -> Registry[Detector]:
     for name, entry in package_yaml("data/detectors.yaml").items():
         reg.add(name, RuleSet(name=name, **entry))
     from biaseval.label.person_gender import DETECTORS as PERSON_DETECTORS
+    from biaseval.label.speaker_gender import DETECTORS as SPEAKER_DETECTORS
 
-    for tagger in (*TAGGERS, *PERSON_DETECTORS):
+    for tagger in (*TAGGERS, *PERSON_DETECTORS, *SPEAKER_DETECTORS):
         reg.add(tagger.name, tagger)
     from biaseval.label.entities import DETECTORS as CORPUS_DETECTORS
     from biaseval.label.reference_words import DETECTORS as REFERENCE_DETECTORS

@@ -45,6 +45,7 @@ SET_KEYS = {
     "mtgeneval": ["system", "suite", "subset", "tgt_lang", "gold", "label", "reason", "partner"],
 }
 SET_KEYS["mittens"] = ["system", "suite", "subset", "gold", "label", "reason"]  # reason: no-reader (2xx)
+SET_KEYS["gest"] = ["system", "suite", "subset", "label"]  # subset: <lang>/<stereotype>
 OCCUPATION_KEYS = ["system", "suite", "tgt_lang", "occupation", "female_share", "label"]
 
 

@@ -21,6 +21,7 @@ from biaseval.metrics import METRIC_SCHEMA, gender_shares, tgbi, winomt
 from biaseval.metrics.control import control, control_counts
 from biaseval.metrics.examples import finish
 from biaseval.metrics.labelling import label_and_count
+from biaseval.metrics.gest import gest
 from biaseval.metrics.mtgeneval import mtgeneval
 from biaseval.metrics.mittens import mittens
 from biaseval.metrics.occupations import per_occupation
@@ -50,6 +51,7 @@ SCORERS.add("tgbi", lambda counts, params, m: tgbi(counts["sets"], **params, **_
 SCORERS.add("otsc", _otsc)
 SCORERS.add("winomt", lambda counts, params, m: winomt(counts["sets"], **params, **_stats(m)))
 SCORERS.add("mtgeneval", lambda counts, params, m: mtgeneval(counts["sets"], **params, **_stats(m)))
+SCORERS.add("gest", lambda counts, params, m: gest(counts["sets"], **params, **_stats(m)))
 SCORERS.add("mittens", lambda counts, params, m: mittens(counts["sets"], **params, confidence=m.confidence))
 
 

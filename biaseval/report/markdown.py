@@ -16,6 +16,7 @@ from biaseval.report.embedding_tables import embedding_section
 from biaseval.report.escape import code, md, row
 from biaseval.report import methods, numbers
 from biaseval.report.mtgeneval import mtgeneval_section, mtgeneval_suites
+from biaseval.report.gest import section as gest_section
 from biaseval.report.mittens import section as mittens_section
 from biaseval.report.mittens import without_mittens
 from biaseval.report.published import Published, published_tables, published_values
@@ -307,6 +308,7 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
     lines += mtgeneval_section(metrics, confidence)
     lines += adjective_section(metrics, confidence)
     lines += mittens_section(metrics, confidence)
+    lines += gest_section(metrics)
     lines += occupations_section(metrics, confidence)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))

@@ -11,7 +11,7 @@ from pathlib import Path
 from biaseval.data.paths import from_file
 from biaseval.errors import ConfigError
 from biaseval.names import problem
-from biaseval.suites import mittens, mt_geneval, tgbi_hi, winomt_en, winomt_en_adj, winomt_hi  # noqa: F401  (registration)
+from biaseval.suites import gest, mittens, mt_geneval, tgbi_hi, winomt_en, winomt_en_adj, winomt_hi  # noqa: F401  (registration)
 from biaseval.suites.base import (
     ITEM_SCHEMA,
     SUITES,

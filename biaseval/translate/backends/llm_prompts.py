@@ -25,7 +25,7 @@ from typing import Iterable, Mapping
 # English names of the languages a run is likely to translate into (ISO 639-1, a few 639-3);
 # options.language_names adds or overrides.
 LANGUAGE_NAMES = {
-    "ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "da": "Danish",
+    "ar": "Arabic", "be": "Belarusian", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "da": "Danish",
     "de": "German", "el": "Greek", "en": "English", "es": "Spanish", "et": "Estonian", "fa": "Persian",
     "fi": "Finnish", "fr": "French", "ga": "Irish", "gu": "Gujarati", "he": "Hebrew", "hi": "Hindi",
     "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian", "it": "Italian", "ja": "Japanese",

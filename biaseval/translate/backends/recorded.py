@@ -20,6 +20,12 @@ were recorded then shows up as an item without a translation (its ``error`` says
 logs how many), never as a shifted, wrong pairing. A line without the separator is an error naming
 the file and line.
 
+``format: csv`` reads a CSV file with a header, its source and translation in the columns named by
+``columns`` (default ``[from, to]``: the ``translations.csv`` files of GEST, ``data/translations/<system>/
+<lang>/translations.csv``), joined on the source like ``pairs``; rows for other sources (a file may hold
+the translations of more sentences than a suite asks for) are not read. A missing column is an error
+naming the file.
+
 Before anything runs, ``check`` (see ``checks.py``) refuses a file that cannot be the outputs of
 the items it would be read for.
 """
@@ -48,8 +54,11 @@ class RecordedOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     dataset: str | None = None
     files: dict[str, str] = Field(min_length=1)
-    format: Literal["lines", "pairs"] = Field(default="lines", description="lines: one translation per source "
-                                              "line; pairs: 'source ||| translation' lines, joined on the source")
+    format: Literal["lines", "pairs", "csv"] = Field(
+        default="lines", description="lines: one translation per source line; pairs: 'source ||| translation' "
+        "lines, joined on the source; csv: a CSV with a source and a translation column (GEST's translations.csv: "
+        "from, to), joined on the source")
+    columns: tuple[str, str] = Field(default=("from", "to"), description="csv: the source and translation columns")
     separator: str = Field(default=" ||| ", min_length=1, description="between source and translation (pairs)")
 
     @field_validator("dataset")
@@ -140,7 +149,9 @@ class RecordedTranslator(ItemTranslator):
         return self._lines[path]
 
     def pairs(self, path: Path) -> dict[str, str]:
-        """Source -> translation from a pairs file (the first line wins for a repeated source)."""
+        """Source -> translation from a pairs or csv file (the first line wins for a repeated source)."""
+        if path not in self._pairs and self.options.format == "csv":
+            self._pairs[path] = self._csv_pairs(path)
         if path not in self._pairs:
             table: dict[str, str] = {}
             for number, line in enumerate(self.lines(path), 1):
@@ -154,9 +165,25 @@ class RecordedTranslator(ItemTranslator):
             self._pairs[path] = table
         return self._pairs[path]
 
+    def _csv_pairs(self, path: Path) -> dict[str, str]:
+        source, target = self.options.columns
+        try:
+            frame = pl.read_csv(path, infer_schema_length=0)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise RecordedOutputError(f"{path}: not a readable CSV ({exc}; system {self.system!r})") from None
+        missing = [c for c in (source, target) if c not in frame.columns]
+        if missing:
+            raise RecordedOutputError(f"{path}: no column {missing[0]!r} (it has {', '.join(frame.columns)}; "
+                                      f"system {self.system!r}, options.columns)")
+        table: dict[str, str] = {}
+        for src, translation in frame.select(source, target).iter_rows():
+            if src is not None:
+                table.setdefault(normal(src), (translation or "").strip())
+        return table
+
     def translations(self, path: Path) -> list[str]:
         """The translations a file holds, in file order (for the language check)."""
-        if self.options.format == "pairs":
+        if self.options.format in ("pairs", "csv"):
             return list(self.pairs(path).values())
         return self.lines(path)
 
@@ -169,8 +196,9 @@ class RecordedTranslator(ItemTranslator):
         return self.translate_items_with_errors(items)[0]
 
     def translate_items_with_errors(self, items: pl.DataFrame) -> tuple[list[str | None], list[str | None]]:
-        rows = items.select("suite", "subset", "tgt_lang", "source" if self.options.format == "pairs" else "line")
-        if self.options.format == "pairs":
+        joined = self.options.format in ("pairs", "csv")
+        rows = items.select("suite", "subset", "tgt_lang", "source" if joined else "line")
+        if joined:
             out, errors = [], []
             for suite, subset, target, source in rows.iter_rows():
                 path = self.path_for(suite, subset, target)

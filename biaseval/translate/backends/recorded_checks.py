@@ -7,7 +7,7 @@ Every item the system translates is mapped to its file; then, per file:
    the Spanish and the Italian items of a template suite the same file is refused (use ``{target}``);
 2. ``lines`` files: no line is read for two different source sentences (two subsets, or two suites,
    whose items differ sharing one file), and the file has exactly as many lines as those sources;
-3. ``pairs`` files: the file has a line for the source of nearly every item it serves (at most
+3. ``pairs`` and ``csv`` files: the file has a line for the source of nearly every item it serves (at most
    ``MAX_MISSING`` of them absent — sources edited after recording — which are logged, and become
    rows with an error); more absent means a file for other items;
 4. its text is not clearly in another language than its target (``language.reads_as``): an Italian
@@ -68,7 +68,7 @@ def check_recorded(translator: "ItemTranslator", suites: Mapping[str, "SuiteData
     missing: dict[str, int] = {}
     for use in uses.values():
         one_target(translator, use)
-        if translator.options.format == "pairs":
+        if translator.options.format in ("pairs", "csv"):
             pairs_cover(translator, use)
             if use.missing:
                 missing[use.targets()[0]] = missing.get(use.targets()[0], 0) + use.missing
@@ -86,7 +86,7 @@ def file_uses(translator: "ItemTranslator", suites: Mapping[str, "SuiteData"],
               targets: Mapping[str, tuple[str, ...]] | None) -> dict[Path, FileUse]:
     """Each file the system reads, with the items it is read for (every suite and target language
     the system translates; files that do not exist fail here, naming the config field)."""
-    pairs = translator.options.format == "pairs"
+    pairs = translator.options.format in ("pairs", "csv")
     uses: dict[Path, FileUse] = {}
     for suite, data in suites.items():
         if not translator.covers(translator.options, suite):
