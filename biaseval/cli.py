@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from biaseval import __version__
+from biaseval import __version__, suite_commands
 from biaseval.credentials import redact
 from biaseval.errors import BiasevalError
 
@@ -76,11 +76,11 @@ def sweep(config_path: Path, out: str, systems: str | None, address: str | None,
 
 def _ending(run, metrics, *, report: bool) -> None:
     """A run's last lines: its headline numbers, the items without a translation, where the files are."""
-    from biaseval.report.headline import headline_text
+    from biaseval.pipeline import summary_lines
 
-    table = headline_text(metrics, reports=report)
-    if table:
-        click.echo(table)
+    lines = summary_lines(run, metrics)
+    if lines:
+        click.echo("\n".join(lines).rstrip("\n"))
     for line in _untranslated(run):
         click.echo(line, err=True)
     reports = [_where(run, "report.html"), _where(run, "report.md")] if report else []
@@ -358,93 +358,8 @@ def data_checksums(root: Path) -> None:
     click.echo(checksums_yaml(root), nl=False)
 
 
-@main.group()
-def winomt() -> None:
-    """WinoMT from English: our labels against mt_gender's human annotations."""
-
-
-@winomt.command("disagreements")
-@click.option("--lang", "langs", multiple=True, help="an annotated target language (repeatable; default: all)")
-@click.option("--items", is_flag=True, help="also list every disagreement with its class")
-def winomt_disagreements(langs: tuple[str, ...], items: bool) -> None:
-    """Where our labels and mt_gender's annotators disagree, by class, per language (Markdown).
-
-    Labels each language's annotated translations twice (entity-alignment, and
-    entity-alignment-pronoun for the pronoun-following reading); seconds per language."""
-    from biaseval.data.datasets import resolve
-    from biaseval.label.rules import builtin
-    from biaseval.metrics.disagreements import classify
-    from biaseval.metrics.human_agreement import ANNOTATIONS, label_annotated
-    from biaseval.report.disagreements import disagreements_markdown
-
-    unknown = [lang for lang in langs if lang not in ANNOTATIONS]
-    if unknown:
-        raise click.BadParameter(f"no annotations for {', '.join(unknown)}; annotated: {', '.join(sorted(ANNOTATIONS))}",
-                                 param_hint="--lang")
-    data = resolve("mt-gender")
-    detectors = {"": builtin().get("entity-alignment"), "pronoun": builtin().get("entity-alignment-pronoun")}
-    labelled = {lang: label_annotated(data, lang, detectors) for lang in (langs or sorted(ANNOTATIONS))}
-    classified = {lang: classify(frame, lang) for lang, frame in labelled.items()}
-    click.echo(disagreements_markdown(labelled, classified, items=items), nl=False)
-
-
-@main.group()
-def gest() -> None:
-    """GEST: the speaker reader measured against gold; the masculine rate per stereotype as a chart."""
-
-
-@gest.command("reader-table")
-def gest_reader_table() -> None:
-    """The speaker reader against the gold sets, per language (Markdown; docs/gest.md holds it). Seconds."""
-    from biaseval.data.datasets import resolve
-    from biaseval.metrics.gest_reader import table
-    from biaseval.report.gest import reader_markdown
-
-    click.echo(reader_markdown(table(resolve("gest"))), nl=False)
-
-
-@gest.command("chart")
-@click.option("--run", "run_dir", required=True, type=click.Path(exists=True, file_okay=False),
-              help="a scored run directory (its metrics.parquet)")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="the PNG to write")
-def gest_chart(run_dir: str, out: str) -> None:
-    """The masculine rate per stereotype, a panel per system and a line per language (PNG)."""
-    import polars as pl
-
-    from biaseval.report.gest import chart
-
-    if not chart(pl.read_parquet(Path(run_dir) / "metrics.parquet"), out):
-        raise click.ClickException(f"{run_dir}: no GEST masculine rates in metrics.parquet")
-    click.echo(out)
-
-
-@main.group()
-def mtgeneval() -> None:
-    """MT-GenEval: the references' undecidable lines; the analysers against its tagged references."""
-
-
-@mtgeneval.command("undecidable")
-@click.option("--split", type=click.Choice(["test", "dev"]), default="test")
-def mtgeneval_undecidable(split: str) -> None:
-    """Lines of the counterfactual set whose two references leave nothing to decide (Markdown)."""
-    from biaseval.metrics.mtgeneval import undecidable
-    from biaseval.report.mtgeneval import undecidable_markdown
-    from biaseval.suites import SUITES
-
-    name = "mt-geneval-counterfactual" + ("" if split == "test" else "-dev")
-    click.echo(undecidable_markdown(undecidable(SUITES.get(name).open().table, split)), nl=False)
-
-
-@mtgeneval.command("labeller-table")
-@click.option("--split", type=click.Choice(["test", "dev"]), default="test")
-def mtgeneval_labeller_table(split: str) -> None:
-    """biaseval's gender analysers read against MT-GenEval's tagged references, per language (Markdown;
-    docs/mt-geneval.md holds the test split's). Seconds per language."""
-    from biaseval.data.datasets import resolve
-    from biaseval.metrics.mtgeneval_labeller import table
-    from biaseval.report.mtgeneval import labeller_markdown
-
-    click.echo(labeller_markdown(table(resolve("mt-geneval"), split)), nl=False)
+for _group in (suite_commands.winomt, suite_commands.gest, suite_commands.mtgeneval):
+    main.add_command(_group)
 
 
 def run_command(command: str, argv: list[str] | None = None) -> int:

@@ -18,6 +18,8 @@ from biaseval.report.examples import load as load_examples
 from biaseval.report.html import render_html, set_genders
 from biaseval.report.markdown import read_failures, read_reasons, render
 from biaseval.report.plots import embedding_scatter
+from biaseval.report.summary import plain as summary_plain
+from biaseval.report.summary import summary as run_summary
 from biaseval.run.driver import SweepResult, run_translations
 from biaseval.run.filesystem import StoreOptions, os_error
 from biaseval.run.lock import run_lock
@@ -66,6 +68,24 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
                                          set_gold=set_genders(run), examples=examples))
     write_text_atomic(run.root / "report.html", render_html(run.root, history))
     return run.report
+
+
+def summary_lines(run: RunDir, metrics: pl.DataFrame) -> list[str]:
+    """The summary both reports open with (report/summary.py), as plain text for the terminal: a
+    table per group of columns, a row per system, each value with its 95% interval; empty when no
+    suite of the run has headline metrics (an embedding study)."""
+    info = run.read_run()
+    config = info["config"]
+    name = config.get("published")
+    published = published_results.load(name) if name else None
+    systems = list(info.get("systems", {})) + sorted(set(metrics["system"].to_list()) - set(info.get("systems", {})))
+    suites = list(dict.fromkeys([*config.get("suites", []), *metrics["suite"].to_list()]))
+    result = run_summary(metrics, suites, systems, published_results.published_values(published), set_genders(run))
+    if not result.tables:
+        return []
+    published_note = f"; beside them, {published.cite}'s values" if published else ""
+    return [f"summary (95% intervals; letters: systems sharing none differ on the same items{published_note}):",
+            "", *summary_plain(result)]
 
 
 def score(out: str | Path, options: StoreOptions | None = None, *, report: bool = True) -> pl.DataFrame:

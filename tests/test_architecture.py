@@ -33,7 +33,7 @@ ALLOWED = {
                 "suites", "translate", "urls"},
 }
 # the command line sits on top and may import anything
-TOP = {"cli", "__init__"}
+TOP = {"cli", "suite_commands", "__init__"}
 # modules allowed past ~400 lines, and why (kept short on purpose: each is a debt)
 LONG = {
 }

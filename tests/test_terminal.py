@@ -98,9 +98,9 @@ def test_recorded_gaps_end_with_status_0_a_note_the_numbers_and_the_reports(tmp_
             "out of the metrics, and a rerun cannot add them") in done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"sweep: {ITEMS} items in 1 shard (0 reused); 0 texts sent; ")
-    assert lines[1].startswith("results (95% intervals")
-    row = next(line for line in lines if line.startswith("  mine "))
-    assert re.fullmatch(r"  mine\s+702\s+\d+\.\d \[\d+\.\d, \d+\.\d\]\s+[+-]\d+\.\d \[.*\]\s+[+-]\d+\.\d \[.*\]", row), row
+    assert lines[1].startswith("summary (95% intervals")  # the summary report.md and report.html open with
+    row = next(line for line in lines if line.startswith("mine "))
+    assert re.fullmatch(r"mine\s+\d+\.\d \[\d+\.\d, \d+\.\d\]\s+[+-]\d+\.\d \[.*\]\s+[+-]\d+\.\d \[.*\]", row), row
     assert lines[-3:] == [f"report: {out / 'report.html'}", f"report: {out / 'report.md'}",
                           f"metrics: {out / 'metrics.parquet'} ({_metric_rows(out):,} rows)"]
 

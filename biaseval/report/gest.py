@@ -107,7 +107,7 @@ def chart(metrics: pl.DataFrame, path) -> bool:
         return False
     from matplotlib.figure import Figure
 
-    from biaseval.suites.gest import SHORT_NAMES
+    from biaseval.data.gest_stereotypes import SHORT_NAMES
 
     systems = part["system"].unique(maintain_order=True).to_list()
     figure = Figure(figsize=(4.2 * len(systems), 4.2))
