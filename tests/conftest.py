@@ -11,6 +11,7 @@ code under test swallowed the refusal."""
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
 import shutil
@@ -54,11 +55,13 @@ settings.register_profile("long", max_examples=5000, deadline=None, database=Non
 settings.load_profile(os.environ.get("BIASEVAL_HYPOTHESIS_PROFILE", "ci"))
 
 
-# Parallel workers (pytest-xdist, `-n N --dist loadgroup`: the Makefile's tiers). A module's tests stay
-# on one worker, so its module-scoped fixtures (a Ray, a trained model, a sweep) are built once; the
-# modules that start Ray with `ray start` (Ray's fixed ports: its client server's 10001) form one group,
-# so no two of them run at once.
+# Parallel workers (pytest-xdist, `-n N --dist loadfile`: the Makefile's tiers). A module's tests stay
+# on one worker, so its module-scoped fixtures (a Ray, a trained model, a sweep) are built once. The
+# modules that start Ray with `ray start` (Ray's fixed ports: its client server's 10001) take a lock
+# on this machine for their whole run (`_one_ray_start_at_a_time`): no two of them overlap, in one
+# session or in two.
 RAY_START_MODULES = {"test_two_nodes.py", "test_cluster.py", "test_sweep_recovery.py"}
+RAY_START_LOCK = Path(tempfile.gettempdir()) / "biaseval-tests-ray-start.lock"
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
@@ -67,10 +70,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         slow = SLOW_FIXTURES | getattr(getattr(item, "module", None), "SLOW_FIXTURES", set())
         if slow & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-        module = item.path.name
-        item.add_marker(pytest.mark.xdist_group("ray-start" if module in RAY_START_MODULES else module))
     # modules with slow tests first (each module's tests stay together, in their order): workers take
-    # the long ones while the short ones fill in
+    # the long ones while the short ones fill in (pytest-xdist hands out files in this order)
     slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_modules)
 
@@ -218,6 +219,19 @@ def _isolated_env(tmp_path_factory):
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_ray_start_at_a_time(request):
+    if request.path.name not in RAY_START_MODULES:
+        yield
+        return
+    with open(RAY_START_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the module is done, or its process ends
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -302,7 +302,7 @@ def test_shipped_config_validates_and_plans_without_a_key_or_network(monkeypatch
     monkeypatch.delenv("DEEPL_AUTH_KEY")
     config = str(REPO / "conf" / "deepl.yaml")
     checked = CliRunner().invoke(main, ["validate", "--config", config])
-    assert checked.exit_code == 0 and "1 systems" in checked.output, checked.output
+    assert checked.exit_code == 0 and "1 system," in checked.output, checked.output
     planned = CliRunner().invoke(main, ["plan", "--config", config])
     assert planned.exit_code == 0, planned.output
     line = next(line for line in planned.output.splitlines() if line.startswith("deepl")).split()

@@ -29,7 +29,6 @@ from biaseval.translate.base import (
     BatchLimits,
     BatchOutput,
     Retry,
-    Stop,
     TextTranslator,
     language_pairs,
 )
@@ -142,8 +141,8 @@ class ApertiumTranslator(TextTranslator):
         return BatchOutput([_lines(html.unescape(o)) for o in out], model=self.version(chain))
 
     def _check_mode(self, mode: str) -> None:
-        """A mode that is not installed stops the system, naming its Debian package (Apertium's own
-        exit says only that the mode does not exist)."""
+        """A mode that is not installed fails its texts naming its Debian package (Apertium's own exit
+        says only that the mode does not exist)."""
         if self.options.data_dir or (Path("/usr/share/apertium/modes") / f"{mode}.mode").exists():
             return
         if (Path(self.executable).resolve().parent.parent / "share" / "apertium" / "modes" / f"{mode}.mode").exists():
@@ -154,6 +153,4 @@ class ApertiumTranslator(TextTranslator):
     def classify(self, exc):
         if isinstance(exc, subprocess.TimeoutExpired):
             return Retry()
-        if isinstance(exc, MissingPackages):
-            return Stop(str(exc))
         return super().classify(exc)
