@@ -11,10 +11,10 @@ code under test swallowed the refusal."""
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from itertools import pairwise
@@ -56,12 +56,9 @@ settings.load_profile(os.environ.get("BIASEVAL_HYPOTHESIS_PROFILE", "ci"))
 
 
 # Parallel workers (pytest-xdist, `-n N --dist loadfile`: the Makefile's tiers). A module's tests stay
-# on one worker, so its module-scoped fixtures (a Ray, a trained model, a sweep) are built once. The
-# modules that start Ray with `ray start` (Ray's fixed ports: its client server's 10001) take a lock
-# on this machine for their whole run (`_one_ray_start_at_a_time`): no two of them overlap, in one
-# session or in two.
-RAY_START_MODULES = {"test_two_nodes.py", "test_cluster.py", "test_sweep_recovery.py"}
-RAY_START_LOCK = Path(tempfile.gettempdir()) / "biaseval-tests-ray-start.lock"
+# on one worker, so its module-scoped fixtures (a Ray, a trained model, a sweep) are built once. Clusters
+# that tests start with `ray start` take free ports for what Ray would otherwise put on fixed ones
+# (``ray_start_ports``), so that they can run beside each other and beside any other Ray.
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
@@ -222,19 +219,6 @@ def _isolated_env(tmp_path_factory):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _one_ray_start_at_a_time(request):
-    if request.path.name not in RAY_START_MODULES:
-        yield
-        return
-    with open(RAY_START_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the module is done, or its process ends
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-@pytest.fixture(scope="module", autouse=True)
 def _suites_kept():
     """Loading a config puts its suites, narrowed to its targets, in the process's suite registry (until
     the next config replaces them): each module starts from the registry as collection left it, so
@@ -272,6 +256,20 @@ def ray_local():
     start_local_ray(2, logging_level="WARNING")  # the private one a sweep starts
     yield ray
     ray.shutdown()
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ray_start_ports() -> list[str]:
+    """Options for a test's `ray start --head`: free ports instead of Ray's fixed defaults for its
+    client server (10001) and its job agent (52365), which a second Ray on this machine (a test on
+    another worker) would find taken — then no job can be submitted ("No available agent")."""
+    return [f"--ray-client-server-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}"]
 
 
 def ray_start_env(env: dict | None = None, *, single_node: bool = True) -> dict:

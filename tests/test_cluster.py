@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import REPO, ray_start_env
+from conftest import REPO, ray_start_env, ray_start_ports
 from procs import kill_sessions, sessions_matching
 from test_sweep import ITEMS, SYSTEMS, small_config
 
@@ -32,7 +32,7 @@ def test_job_entry_point_on_an_existing_cluster(tmp_path, data_dir):
     port = _free_port()
     env = ray_start_env()
     started = subprocess.run(
-        [str(ray_bin), "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
+        [str(ray_bin), "start", "--head", f"--port={port}", *ray_start_ports(), "--num-cpus=2", "--include-dashboard=false",
          f"--temp-dir={temp}", "--disable-usage-stats"],
         env=env, capture_output=True, text=True, timeout=120, start_new_session=True,
     )

@@ -100,7 +100,8 @@ def test_failed_texts_are_recorded_and_retried(tmp_path, data_dir, ray_local):
     r = rows(out)
     assert r.height == WINO  # every item has a row
     assert r["translation"].null_count() == WINO  # none is an empty stand-in
-    assert r["error"].str.contains("apertium eng-xyz exited").all()
+    assert r["error"].str.contains("the Apertium mode 'eng-xyz' is not installed: missing Debian package: "
+                                   "apertium-eng-xyz", literal=True).all()
     store = TranslationStore(tmp_path / "store")
     assert store.parts  # failures are in the store too
     labels = pl.read_parquet(out / "labels.parquet")
@@ -158,5 +159,6 @@ def test_report_lists_items_without_a_translation(tmp_path, data_dir, ray_local)
     sweep(live_config(tmp_path, broken), out)
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "## Items without a translation" in report
-    assert "| spanish | winomt-hi | 704 | RuntimeError: apertium eng-xyz exited" in report
+    assert "| spanish | winomt-hi | 704 | MissingPackages: systems.spanish: the Apertium mode 'eng-xyz' is not installed" \
+        in report
     assert pl.read_parquet(out / "labels.parquet")["error"].null_count() == 0

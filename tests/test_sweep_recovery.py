@@ -27,7 +27,7 @@ from biaseval.errors import SweepFailed
 from biaseval.pipeline import sweep
 from biaseval.run.cluster import PlacementError
 from biaseval.run.plan import identity_of
-from conftest import ray_start_env
+from conftest import ray_start_env, ray_start_ports
 from procs import kill_sessions, sessions_matching
 from test_live_sweep import WINO, WINO_TEXTS, live_config
 from test_sweep import assert_complete, shard_files, small_config
@@ -209,7 +209,7 @@ def test_a_ray_left_running_on_the_host_is_not_joined(tmp_path, data_dir):
     ray_tmp = tempfile.mkdtemp(prefix="bvs", dir="/tmp")
     env = ray_start_env({k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
     env.update(RAY_TMPDIR=ray_tmp)
-    started = subprocess.run([RAY, "start", "--head", f"--port={_free_port()}", "--num-cpus=1",
+    started = subprocess.run([RAY, "start", "--head", f"--port={_free_port()}", *ray_start_ports(), "--num-cpus=1",
                               "--include-dashboard=false", "--disable-usage-stats"],
                              env=env, capture_output=True, text=True, timeout=180, start_new_session=True)
     try:

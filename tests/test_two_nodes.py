@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import REPO, ray_start_env
+from conftest import REPO, ray_start_env, ray_start_ports
 from procs import kill_sessions, sessions_matching
 from test_sweep import ITEMS, small_config
 
@@ -50,6 +50,7 @@ class Cluster:
                     "RAY_health_check_initial_delay_ms": "1000"}
         self._ray("start", "--head", "--node-ip-address=127.0.0.2", f"--port={self.port}", "--num-cpus=2", '--resources={"head_node": 1}',
                   "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.dashboard}",
+                  *ray_start_ports(),
                   f"--temp-dir={self.head_tmp}", "--disable-usage-stats")
         self.start_node(private)
 
