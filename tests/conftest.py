@@ -67,10 +67,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         slow = SLOW_FIXTURES | getattr(getattr(item, "module", None), "SLOW_FIXTURES", set())
         if slow & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        if "ray_local" in getattr(item, "fixturenames", ()):
+            _RAY_LOCAL_MODULES.add(item.path)
     # modules with slow tests first (each module's tests stay together, in their order): workers take
     # the long ones while the short ones fill in (pytest-xdist hands out files in this order)
+    # and of those, the ones that share a Ray (ray_local) first, one after another
     slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_modules)
+    items.sort(key=lambda item: (item.path not in slow_modules, item.path not in _RAY_LOCAL_MODULES))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -169,6 +172,7 @@ def _is_worker(config: pytest.Config) -> bool:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Any attempt beyond loopback fails the session, whatever the tests' own outcome."""
+    _SharedRay.stop()
     if _GUARD not in session.config.stash:  # a worker: its controller reads the records
         return
     found = loopback_guard.recorded(session.config.stash[_GUARD])
@@ -246,16 +250,71 @@ def hindi(data_dir) -> Path:
     return data_dir / HINDI
 
 
+def _ray_environment() -> dict:
+    """The environment a Ray's processes would start with, less what pytest changes for each test."""
+    return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+
+
+class _SharedRay:
+    """The local Ray that ``ray_local`` shares between modules: starting one costs about 5 s and 6 s of
+    CPU (its head's processes, agents, a first worker), and most modules only need a Ray."""
+
+    module: Path | None = None  # the module that last asked for it
+    environment: dict | None = None  # the environment its processes started with (their workers inherit it)
+
+    @classmethod
+    def up(cls) -> bool:
+        ray = sys.modules.get("ray")
+        return cls.module is not None and ray is not None and ray.is_initialized()
+
+    @classmethod
+    def stop(cls) -> None:
+        if cls.up():
+            sys.modules["ray"].shutdown()
+        cls.module = cls.environment = None
+
+
 @pytest.fixture(scope="module")
-def ray_local():
-    """A local Ray for this module's tests (2 CPUs, no dashboard, on loopback), shut down afterwards."""
+def ray_local(request):
+    """A local Ray (2 CPUs, no dashboard, on loopback; the private one a sweep starts). One is shared by
+    the modules that use this fixture one after another, while the environment is the one it started
+    with: a module that sets variables for the workers (a key, say) gets a fresh one. A module that
+    does not use it, and a test of a module before that module first asks for it, run without it,
+    as they would with a Ray per module; the last one stops at the end of the session."""
     import ray
 
     from biaseval.run.cluster import start_local_ray
 
-    start_local_ray(2, logging_level="WARNING")  # the private one a sweep starts
+    if _SharedRay.up() and _SharedRay.environment != _ray_environment():
+        if os.environ.get("BIASEVAL_TEST_RAY_LOG"):
+            now = _ray_environment()
+            changed = sorted(k for k in set(now) | set(_SharedRay.environment) if now.get(k) != _SharedRay.environment.get(k))
+            open(os.environ["BIASEVAL_TEST_RAY_LOG"], "a").write(f"restart {request.path.name}: {changed}\n")
+        _SharedRay.stop()
+    if not _SharedRay.up():
+        if os.environ.get("BIASEVAL_TEST_RAY_LOG"):
+            open(os.environ["BIASEVAL_TEST_RAY_LOG"], "a").write(f"start {request.path.name}\n")
+        start_local_ray(2, logging_level="WARNING")
+        _SharedRay.environment = _ray_environment()
+    _SharedRay.module = request.path
     yield ray
-    ray.shutdown()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shared_ray_left_before_other_modules(request):
+    if _SharedRay.module not in (None, request.path) and request.path not in _RAY_LOCAL_MODULES:
+        _SharedRay.stop()  # before this module's own fixtures (some start a Ray of their own)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _shared_ray_left_before_other_tests(request):
+    if _SharedRay.module not in (None, request.path) and "ray_local" not in request.fixturenames:
+        _SharedRay.stop()
+    yield
+
+
+_RAY_LOCAL_MODULES: set[Path] = set()  # the modules some test of which uses ray_local (collection)
 
 
 def free_port() -> int:
