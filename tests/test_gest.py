@@ -170,7 +170,12 @@ def test_f_m_and_f_s_are_means_of_stereotype_rates():
     p_m = (3 + z2 / 2) / (4 + z2)
     assert out[("sk", "f_m_ac")]["value"] == pytest.approx((p_f + p_m) / 2)
     assert out[("sk", "f_s_ac")]["value"] == pytest.approx(p_m - p_f)
-    assert out[("sk", "f_m_ac")]["ci_low"] is None
+    assert out[("sk", "f_m_ac")]["ci_low"] is None and out[("sk", "f_m_ac")]["interval"] is None
+    # each row records how its interval was made (the reports' captions are written from it)
+    assert [out[("sk", m)]["interval"] for m in ("read", "unread")] == ["wilson", "wilson"]
+    assert (out[("sk", "f_s")]["interval"], out[("sk", "f_s")]["resamples"], out[("sk", "f_s")]["seed"]) == \
+        ("bootstrap", 200, 1)
+    assert out[("sk/01", "masculine_rate")]["interval"] == "wilson"
 
 
 def test_intervals_are_seeded_and_cover_the_estimate():
