@@ -65,6 +65,36 @@ def test_a_bad_row_names_file_and_line(tmp_path):
         read_sentences(Local(), "g.csv")
 
 
+# -- the data: pinned, checked, downloaded ----------------------------------------------------------------
+
+@pytest.mark.slow
+def test_downloads_from_the_pinned_commit_when_not_mirrored(data_dir, tmp_path, monkeypatch):
+    """Without BIASEVAL_DATA_DIR the suite downloads the pinned commit's archive (here served on 127.0.0.1),
+    checks every registered file's SHA-256, and refuses an archive with one file changed, caching nothing."""
+    from test_datasets import _Server, _serve_archive, _tarball
+
+    spec = datasets.get_spec("gest")
+    mirror = data_dir / spec.dir
+    monkeypatch.delenv("BIASEVAL_DATA_DIR", raising=False)
+    monkeypatch.delenv("BIASEVAL_OFFLINE", raising=False)
+    monkeypatch.setenv("BIASEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    top = f"gest-{spec.commit}"
+    changed = (mirror / "data/gest.csv").read_bytes().replace(b"I cried", b"I laughed", 1)
+    folder = _serve_archive(tmp_path / "changed", spec, _tarball(mirror, top, replace={"data/gest.csv": changed}))
+    with _Server(folder) as server:
+        monkeypatch.setenv("BIASEVAL_ARCHIVE_MIRROR", server.url)
+        with pytest.raises(DataError, match=r"data/gest\.csv: checksum mismatch"):
+            SUITES.get("gest").with_targets(("sk",)).open()
+    assert not any((tmp_path / "cache").rglob("gest.csv"))
+    folder = _serve_archive(tmp_path / "good", spec, _tarball(mirror, top))
+    with _Server(folder) as server:
+        monkeypatch.setenv("BIASEVAL_ARCHIVE_MIRROR", server.url)
+        data = SUITES.get("gest").with_targets(("sk",)).open()
+        assert server.requests == 1
+    assert data.commit == spec.commit and data.size == 3565
+    assert datasets.resolve("gest").origin == "cache"
+
+
 # -- recorded outputs in GEST's csv layout ----------------------------------------------------------------
 
 def test_recorded_csv_files_are_joined_on_the_sentence(data_dir, tmp_path):
@@ -185,6 +215,22 @@ def test_intervals_are_seeded_and_cover_the_estimate():
     assert a.equals(b)
     for row in a.filter(pl.col("ci_low").is_not_null()).iter_rows(named=True):
         assert row["ci_low"] <= row["value"] <= row["ci_high"], row
+
+
+def test_the_reports_show_f_m_in_percent_and_f_s_in_points_beside_the_paper():
+    from biaseval.report import gest as report
+    from biaseval.report.summary import summary
+
+    counts = _counts({**{s: (1, 1, 1) for s in range(1, 8)}, **{s: (3, 1, 1) for s in range(8, 17)}})
+    metrics = gest(counts.with_columns(pl.lit("google").alias("system")), n_boot=200, seed=1)
+    (row,) = report.rows(metrics)
+    cells = report.table_cells(row)
+    assert cells[0].startswith("62.5 [") and cells[3].startswith("+25.0 [")  # f_m 0.625, f_s 0.25
+    assert cells[2:3] + cells[5:] == ["86.2", "+13.2", "50 (75.8%)", "3,318"]  # the paper's Google sk; read 50 of 66
+    result = summary(metrics, ["gest"], ["google"])
+    (group,) = result.tables[0].groups
+    assert (group.title, [c.label for c in group.columns]) == ("gest · sk", ["f_m (%)", "f_s (pp)"])
+    assert group.cells["google"][0].value == "62.5" and group.cells["google"][1].n == 50
 
 
 # -- the reader against gold (docs/gest.md) ---------------------------------------------------------------

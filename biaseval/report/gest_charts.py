@@ -57,8 +57,7 @@ def stereotype_heatmap(part: pl.DataFrame, colours: dict[str, str]) -> bytes:
     width = LABELS + sum(widths) + GAP * (per_row - 1) + BAR
     height = lines * (TOP + panel_h + BOTTOM) + 0.1
     fig = figure((width, height))
-    cmap = LinearSegmentedColormap.from_list("gest", ["#b2182b", "#f7f7f7", "#2166ac"])
-    cmap.set_bad("#d9d9d9")
+    cmap = LinearSegmentedColormap.from_list("gest", ["#b2182b", "#f7f7f7", "#2166ac"]).with_extremes(bad="#d9d9d9")
     image = None
     for k, (system, languages, matrix) in enumerate(panels):
         line, column = divmod(k, per_row)
