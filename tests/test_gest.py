@@ -136,20 +136,38 @@ CASES = [  # (language, translation, label)
     ("sk", "Vždy som bol typ vodcu.", "male"),
     ("sk", "Žena povedala: „Som šťastná.“", "female"),  # povedala is the woman's, not the speaker's
     ("sk", "Muž povedal, že odišla.", "unknown"),  # third persons only
-    ("sk", "Mám rada kvety.", "unknown"),  # no marker: rada unread (a limit, documented)
+    ("sk", "Mám rada kvety.", "female"),  # rada beside a verb in the first person present
+    ("sk", "Rád pracujem v tíme.", "male"),
+    ("sk", "Má rada kvety.", "unknown"),  # má: the third person
     ("sk", "Som rada, že si prišiel.", "female"),
     ("cs", "Byla jsem unavená.", "female"),
     ("cs", "Jsem silný.", "male"),
     ("cs", "Chodil jsem do školy.", "male"),  # škola is no participle
     ("cs", "Řekl jsem, že byla.", "male"),
+    ("cs", "Rád riskuji.", "male"),  # rád beside a verb in the first person present, no auxiliary
+    ("cs", "Ráda se dívám na filmy.", "female"),
+    ("cs", "Dělám to rád.", "male"),
+    ("cs", "Rád čtu knihy.", "male"),
+    ("cs", "Má ráda kočky.", "unknown"),  # má: the third person
+    ("cs", "Petr rád hraje fotbal.", "unknown"),
     ("pl", "Zrobiłam to sama.", "female"),
     ("pl", "Gdybym był bogaty, kupiłbym dom.", "male"),
     ("pl", "Ona zrobiła obiad.", "unknown"),
     ("ru", "Я была счастлива.", "female"),
     ("ru", "Я думаю, что он ушёл.", "unknown"),
     ("ru", "Я всегда был лидером.", "male"),
+    ("ru", "Я финиширую первым.", "male"),  # an instrumental predicate beside a verb in the first person
+    ("ru", "Я хочу быть красивой.", "female"),
+    ("ru", "Я чувствую себя виноватой.", "female"),
+    ("ru", "Я буду более дружелюбным.", "male"),
+    ("ru", "Я горжусь своей работой.", "unknown"),  # an instrumental before its noun
+    ("ru", "Я люблю читать своим детям.", "unknown"),
+    ("ru", "Я хорошо отношусь к другим.", "unknown"),
+    ("ru", "Я работаю в конкурентной среде.", "unknown"),
     ("uk", "Я хотіла піти.", "female"),
     ("uk", "Я був готовий.", "male"),
+    ("uk", "Я хочу бути красивою.", "female"),
+    ("uk", "Я почуваюся впевненим.", "male"),
     ("hr", "Bila sam sretna.", "female"),
     ("hr", "Mislim da je ona došla.", "unknown"),
     ("hr", "Nisam mogao spavati.", "male"),
@@ -159,6 +177,12 @@ CASES = [  # (language, translation, label)
     ("sl", "Nisem mogel spati.", "male"),
     ("be", "Я была шчаслівая.", "female"),
     ("be", "Я быў там.", "male"),
+    ("be", "Я сказаў ім праўду.", "male"),  # the dictionary reads сказаў only as a noun (of tales)
+    ("be", "Я стала кухаркай.", "female"),  # стала: also "of the table"
+    ("be", "Я спякла торт.", "female"),  # not in the dictionary: the ending
+    ("be", "Я прынёс печыва.", "male"),
+    ("be", "Я купіў мыла.", "male"),  # мыла (soap) is no past after купіў
+    ("be", "У мяне шмат сяброў.", "unknown"),
     ("hr", "Nisam mogao pogoditi, ali osjećala sam se prekrasno.", "ambiguous"),
 ]
 
@@ -249,7 +273,10 @@ def _between(name: str) -> str:
 
 
 # The least the reader must do on each gold: (accuracy, coverage). docs/gest.md says what each gold measures.
-FLOORS = {("sk", "speaker named"): (0.94, 0.82), ("be", "phrase rule"): (0.99, 0.89),
+# Slovak's named gold counts the systems' own slips as the reader's (a woman's quote translated "Rád
+# pomáham"): reading "rád" beside a present-tense verb read 5 points more of it (coverage 83 -> 88 %) and
+# its accuracy fell from 94.8 to 93.9 %; 40 of its disagreements drawn at random were all the systems'..
+FLOORS = {("sk", "speaker named"): (0.93, 0.87), ("be", "phrase rule"): (0.99, 0.89),
           ("cs", "phrase rule"): (0.99, 0.99), ("hr", "phrase rule"): (0.99, 0.90),
           ("pl", "phrase rule"): (0.99, 0.99), ("ru", "phrase rule"): (0.99, 0.99),
           ("sk", "phrase rule"): (0.99, 0.98), ("sl", "phrase rule"): (0.99, 0.88),
