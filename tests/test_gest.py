@@ -170,11 +170,16 @@ CASES = [  # (language, translation, label)
     ("uk", "Я почуваюся впевненим.", "male"),
     ("hr", "Bila sam sretna.", "female"),
     ("hr", "Mislim da je ona došla.", "unknown"),
+    ("hr", "Moja sestra je bila bolesna.", "unknown"),  # moja: a possessive, no subject
+    ("hr", "Rado ću uzeti vašu torbu.", "unknown"),  # uzeti: an infinitive, no adjective
     ("hr", "Nisam mogao spavati.", "male"),
     ("sr", "Била сам срећна.", "female"),
     ("sr", "Mogao sam to.", "male"),
     ("sl", "Bila sem vesela.", "female"),
     ("sl", "Nisem mogel spati.", "male"),
+    ("sl", "Moral sem oditi.", "male"),  # moral: also "of morals"
+    ("sl", "Oblačila sem si dal sešiti.", "male"),  # oblačila: clothes, or "she dressed"; dal is surer
+    ("sl", "Nisem se bal - vedno mi je bila všeč nevarnost.", "male"),  # a dash ends a clause
     ("be", "Я была шчаслівая.", "female"),
     ("be", "Я быў там.", "male"),
     ("be", "Я сказаў ім праўду.", "male"),  # the dictionary reads сказаў only as a noun (of tales)
@@ -277,10 +282,10 @@ def _between(name: str) -> str:
 # pomáham"): reading "rád" beside a present-tense verb read 5 points more of it (coverage 83 -> 88 %) and
 # its accuracy fell from 94.8 to 93.9 %; 40 of its disagreements drawn at random were all the systems'..
 FLOORS = {("sk", "speaker named"): (0.93, 0.87), ("be", "phrase rule"): (0.99, 0.89),
-          ("cs", "phrase rule"): (0.99, 0.99), ("hr", "phrase rule"): (0.99, 0.90),
+          ("cs", "phrase rule"): (0.99, 0.99), ("hr", "phrase rule"): (0.99, 0.91),
           ("pl", "phrase rule"): (0.99, 0.99), ("ru", "phrase rule"): (0.99, 0.99),
-          ("sk", "phrase rule"): (0.99, 0.98), ("sl", "phrase rule"): (0.99, 0.88),
-          ("sr", "phrase rule"): (0.99, 0.90), ("uk", "phrase rule"): (0.99, 0.94)}
+          ("sk", "phrase rule"): (0.99, 0.98), ("sl", "phrase rule"): (0.99, 0.98),
+          ("sr", "phrase rule"): (0.99, 0.91), ("uk", "phrase rule"): (0.99, 0.95)}
 
 
 @pytest.mark.slow

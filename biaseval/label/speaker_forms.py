@@ -24,8 +24,9 @@
   apertium-bel-rus for Belarusian). An l-participle (``<lp>``, ``<past>``) whose singular readings
   have one gender is ``past``: in a first-person clause the plural, dual and neuter readings of "mogla"
   or Belarusian "адкрыла" (feminine and neuter are spelt alike) cannot be meant; adjectives in the nominative singular are ``adj`` (Serbo-Croatian ma/mi are masculine).
-  First person: a verb or pronoun tagged p1 sg (sam, bih, sem, ja, jaz, я). Third person: a
-  third-person pronoun in the nominative. A word that can be a noun is never a cue ("dan": a day, or
+  First person: a verb or pronoun tagged p1 sg (sam, bih, sem, ja, jaz, я), not a possessive (moj).
+  Third person: a third-person pronoun in the nominative. A word that can be an infinitive is no
+  adjective (izraziti). A word that can be a noun is never a cue ("dan": a day, or
   "given"; Belarusian differs: ``Belarusian``). A word the dictionary lacks is read by the l-participle's
   ending alone (hbs -ao/-io/-eo/-uo and -la, sl -l and -la, be -ў, -ла, and -ёс, -ёз, -ёк: ``Belarusian``):
   the dictionaries miss many verbs (sl "poskrbel", be "зрабіла").
@@ -156,8 +157,12 @@ class _Apertium(SpeakerReader):
     automorf: str
     past_tag: str
     unknown_past: tuple[tuple[str, str], ...] = ()  # (gender, ending) of an l-participle the dictionary lacks
-    # be: where the dictionary reads a form also (or only) as a noun, whether the past reading can stand
+    # be, sl: a form the dictionary reads as a noun and also as a past (sl moral: "had to", or "of morals")
+    # is ``past-or-noun``: a cue where it stands beside a first-person marker, right before it ("Moral sem")
+    # or after it with only adverbs and unstressed pronouns between ("sem jim moral", "Я ніколі не
+    # сказаў"), in a clause with no other cue ("Oblačila sem si dal": dal, not "oblačila", clothes)
     past_homographs: bool = False
+    nouns_by_ending: bool = False  # be: also a form read only as a noun but ending like a past (сказаў)
 
     def __init__(self) -> None:
         super().__init__()
@@ -182,23 +187,27 @@ class _Apertium(SpeakerReader):
             gender = self._by_ending(word)
             return Form(gender, "past") if gender else NOTHING
         tags = [set(a.tags) for a in analyses]
-        first = any("p1" in t and "sg" in t and ("nom" in t or t & {"pres", "cnd", "fti", "clt"}) for t in tags)
+        # a possessive (hbs moj: "p1 sg nom") is no subject
+        first = any("p1" in t and "sg" in t and "pos" not in t and ("nom" in t or t & {"pres", "cnd", "fti", "clt"})
+                    for t in tags)
         third = all("prn" in t and "p3" in t and "nom" in t for t in tags)
         noun = any(t & {"n", "np"} for t in tags)
-        adverb = all(t & {"adv", "part", "ij", "cmp"} for t in tags)  # be "не" is read as an interjection
+        # adverbs, particles (be "не" is read as an interjection) and unstressed pronouns (sl se, jim, ga): what may
+        # stand between the auxiliary or "я" and the past form
+        adverb = all(t & {"adv", "part", "ij", "cmp"} or ("prn" in t and "nom" not in t) for t in tags)
         # the speaker is not neuter: Belarusian writes the feminine and neuter past alike (адкрыла)
         past = {self._gender(t) for t in tags if self.past_tag in t and "sg" in t and "nt" not in t}
-        if noun and self.past_homographs:  # class docstring: стаў, стала; сказаў, мыла
-            if len(past) == 1 and None not in past:
-                return Form(past.pop(), "past", first, third, noun=True)
-            gender = self._by_ending(word)
-            return Form(gender, "past-or-noun" if gender else None, first, third, noun=True)
+        if noun and self.past_homographs:  # a past beside the marker (``past_homographs``)
+            gender = (past.pop() if len(past) == 1 and None not in past
+                      else self._by_ending(word) if self.nouns_by_ending and not past else None)
+            return Form(gender, "past-or-noun" if gender else None, first, third, noun=True, adverb=adverb)
         if noun:  # a word that can be a noun is no cue ("dan": a day, or "given"), but says what follows it
             return Form(None, None, first, third, noun=True, adverb=adverb)
         if len(past) == 1 and None not in past:
             return Form(past.pop(), "past", first, third)
         adjectives = {self._gender(t) for t in tags if "adj" in t and "sg" in t and "nom" in t and "nt" not in t}
-        if adjectives and None not in adjectives and len(adjectives) == 1:
+        infinitive = any("inf" in t for t in tags)  # hbs izraziti: "to express", or "expressive"
+        if adjectives and None not in adjectives and len(adjectives) == 1 and not infinitive:
             return Form(adjectives.pop(), "adj", first, third)
         return Form(None, None, first, third, adverb=adverb)
 
@@ -216,6 +225,7 @@ class _Apertium(SpeakerReader):
 
 
 class _SerboCroatian(_Apertium):
+    version = 2
     package, automorf, past_tag = "apertium-hbs-eng", "hbs-eng.automorf.bin", "lp"
     unknown_past = (("m", r"...[aeiu]o$"), ("f", r"..[aeiu]la$"))
 
@@ -234,20 +244,19 @@ class Serbian(_SerboCroatian):
 class Slovenian(_Apertium):
     lang = "sl"
     package, automorf, past_tag = "apertium-hbs-slv", "slv-hbs.automorf.bin", "past"
+    version, past_homographs = 2, True
     unknown_past = (("m", r"..[aeiou]l$"), ("f", r"..[aeiou]la$"))
 
 
 class Belarusian(_Apertium):
-    """Belarusian: the dictionary lacks many past forms and has nouns spelt like others, so (unlike the
-    other Apertium readers) a past reading stands beside a noun reading (стаў: "became" or a "pond"; стала:
-    "became" or "of the table"), and a form only read as a noun but ending like a past (сказаў, the
-    genitive plural of сказ, "tale"; мыла, "soap") is ``past-or-noun``: a cue only right after a
-    first-person marker ("Я сказаў", "я ніколі не мыла"). Endings of a past the dictionary lacks: -ў
-    after a vowel and -ла after any letter, with -ся (знайшла, спякла), and the masculine of the
-    consonant stems (нёс, вёз, пёк: прынёс, вынес)."""
+    """Belarusian: the dictionary lacks many past forms and has nouns spelt like them (стаў: "became" or a
+    "pond"; стала: "became" or "of the table"; сказаў only as "of tales"; мыла only as "soap"): they are
+    read beside the marker (``past_homographs``, ``nouns_by_ending``: "Я сказаў", "я ніколі не мыла").
+    Endings of a past the dictionary lacks: -ў after a vowel and -ла after any letter, with -ся
+    (знайшла, спякла), and the masculine of the consonant stems (нёс, вёз, пёк: прынёс, вынес)."""
 
     lang, version = "be", 2
     package, automorf, past_tag = "apertium-bel-rus", "bel-rus.automorf.bin", "past"
     unknown_past = (("m", r"..[аеіоуыэюя]ў(?:ся)?$"), ("m", r"(?:[ёе][сзк]|ёг)(?:ся)?$"),
                     ("f", r"..ла(?:ся)?$"))
-    past_homographs = True
+    past_homographs, nouns_by_ending = True, True

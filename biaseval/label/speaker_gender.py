@@ -59,7 +59,7 @@ LABEL = {"m": "male", "f": "female"}
 INSTRUMENTAL = ("instr", "instr-link")
 WINDOW = 3  # words after a marker or a form of "to be" where a long adjective is a predicate
 _TOKEN = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*|\S", re.UNICODE)
-_BREAKS = set(",;:.!?…\"„“”«»()[]–—/")
+_BREAKS = set(",;:.!?…\"„“”«»()[]–—/-")  # a hyphen alone is a dash (within a word it is no token)
 _EVIDENCE = 8
 
 
@@ -69,8 +69,8 @@ class Form:
 
     gender: str | None = None
     # past, short, alone; adj (a long adjective in the nominative) and instr, instr-link (in the instrumental;
-    # after a link only): cues only as predicates; past-or-noun (be: a past the dictionary reads as a noun):
-    # a cue only right after a first-person marker
+    # after a link only): cues only as predicates; past-or-noun (be, sl: a past the dictionary also reads as
+    # a noun): a cue only beside a first-person marker
     kind: str | None = None
     first: bool = False  # a first-person singular marker
     third: bool = False  # a third-person subject or auxiliary
@@ -178,7 +178,7 @@ class SpeakerReader:
         forms = [self._forms[w.lower()] for w in clause]
         if not self._first_person(clause, forms) or any(f.third for f in forms):
             return []
-        found = []
+        found, homographs = [], []
         for i, form in enumerate(forms):
             if form.gender is None:
                 continue
@@ -186,10 +186,12 @@ class SpeakerReader:
                 continue
             if form.kind in INSTRUMENTAL and not self._instrumental_predicate(forms, i):
                 continue
-            if form.kind == "past-or-noun" and not self._after_marker(forms, i):
+            if form.kind == "past-or-noun":  # only where nothing surer is found
+                if self._beside_marker(forms, i):
+                    homographs.append((clause[i], form.gender))
                 continue
             found.append((clause[i], form.gender))
-        return found
+        return found or homographs
 
     def _first_person(self, clause: list[str], forms: list[Form]) -> bool:
         """Whether a clause's subject is the speaker: it holds a first-person marker."""
@@ -206,8 +208,11 @@ class SpeakerReader:
             i + 1 < len(forms) and (forms[i + 1].copula or forms[i + 1].first))
 
     @staticmethod
-    def _after_marker(forms: list[Form], i: int) -> bool:
-        """A word right after a first-person marker, only adverbs between ("Я ніколі не сказаў")."""
+    def _beside_marker(forms: list[Form], i: int) -> bool:
+        """A word right before a first-person marker ("Moral sem"), or after one with only adverbs and
+        unstressed pronouns between ("sem jim moral", "Я ніколі не сказаў")."""
+        if i + 1 < len(forms) and forms[i + 1].first:
+            return True
         for form in reversed(forms[:i]):
             if form.first:
                 return True
