@@ -23,7 +23,8 @@
   Serbo-Croatian, Latin script: Cyrillic is transliterated first; apertium-hbs-slv for Slovenian;
   apertium-bel-rus for Belarusian). An l-participle (``<lp>``, ``<past>``) whose singular readings
   have one gender is ``past``: in a first-person clause the plural, dual and neuter readings of "mogla"
-  or Belarusian "адкрыла" (feminine and neuter are spelt alike) cannot be meant; adjectives in the nominative singular are ``adj`` (Serbo-Croatian ma/mi are masculine).
+  or Belarusian "адкрыла" (feminine and neuter are spelt alike) cannot be meant; adjectives and passive
+  participles in the nominative singular are ``adj`` (Serbo-Croatian ma/mi are masculine).
   First person: a verb or pronoun tagged p1 sg (sam, bih, sem, ja, jaz, я), not a possessive (moj).
   Third person: a third-person pronoun in the nominative. A word that can be an infinitive is no
   adjective (izraziti). A word that can be a noun is never a cue ("dan": a day, or
@@ -162,7 +163,7 @@ class _Apertium(SpeakerReader):
     # or after it with only adverbs and unstressed pronouns between ("sem jim moral", "Я ніколі не
     # сказаў"), in a clause with no other cue ("Oblačila sem si dal": dal, not "oblačila", clothes)
     past_homographs: bool = False
-    nouns_by_ending: bool = False  # be: also a form read only as a noun but ending like a past (сказаў)
+    nouns_by_ending: bool = False  # be, sl: also a form read only as a noun but ending like a past (сказаў)
 
     def __init__(self) -> None:
         super().__init__()
@@ -192,9 +193,10 @@ class _Apertium(SpeakerReader):
                     for t in tags)
         third = all("prn" in t and "p3" in t and "nom" in t for t in tags)
         noun = any(t & {"n", "np"} for t in tags)
-        # adverbs, particles (be "не" is read as an interjection) and unstressed pronouns (sl se, jim, ga): what may
-        # stand between the auxiliary or "я" and the past form
-        adverb = all(t & {"adv", "part", "ij", "cmp"} or ("prn" in t and "nom" not in t) for t in tags)
+        # adverbs, particles (be "не" is read as an interjection) and pronouns (sl se, ti, ga; a third-person
+        # subject makes the clause no first person's anyway): what may stand between the auxiliary or "я" and
+        # the past form
+        adverb = all(t & {"adv", "part", "ij", "cmp", "prn"} for t in tags)
         # the speaker is not neuter: Belarusian writes the feminine and neuter past alike (адкрыла)
         past = {self._gender(t) for t in tags if self.past_tag in t and "sg" in t and "nt" not in t}
         if noun and self.past_homographs:  # a past beside the marker (``past_homographs``)
@@ -205,7 +207,8 @@ class _Apertium(SpeakerReader):
             return Form(None, None, first, third, noun=True, adverb=adverb)
         if len(past) == 1 and None not in past:
             return Form(past.pop(), "past", first, third)
-        adjectives = {self._gender(t) for t in tags if "adj" in t and "sg" in t and "nom" in t and "nt" not in t}
+        adjectives = {self._gender(t) for t in tags
+                      if t & {"adj", "pp"} and "sg" in t and "nom" in t and "nt" not in t}  # pp: passive participle
         infinitive = any("inf" in t for t in tags)  # hbs izraziti: "to express", or "expressive"
         if adjectives and None not in adjectives and len(adjectives) == 1 and not infinitive:
             return Form(adjectives.pop(), "adj", first, third)
@@ -244,7 +247,7 @@ class Serbian(_SerboCroatian):
 class Slovenian(_Apertium):
     lang = "sl"
     package, automorf, past_tag = "apertium-hbs-slv", "slv-hbs.automorf.bin", "past"
-    version, past_homographs = 2, True
+    version, past_homographs, nouns_by_ending = 2, True, True
     unknown_past = (("m", r"..[aeiou]l$"), ("f", r"..[aeiou]la$"))
 
 

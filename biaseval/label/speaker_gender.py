@@ -57,6 +57,7 @@ READERS = {
 }
 LABEL = {"m": "male", "f": "female"}
 INSTRUMENTAL = ("instr", "instr-link")
+NEAR = 2  # words between "rád"/"sám" and its verb in the first person present ("Rád se dívám", "Dělám to rád")
 WINDOW = 3  # words after a marker or a form of "to be" where a long adjective is a predicate
 _TOKEN = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*|\S", re.UNICODE)
 _BREAKS = set(",;:.!?…\"„“”«»()[]–—/-")  # a hyphen alone is a dash (within a word it is no token)
@@ -94,8 +95,9 @@ class LanguageData:
     not_cues: frozenset[str]
     function_words: frozenset[str]  # cs, sk: the words that are surely not a noun (speaker_rules)
     links: frozenset[str]  # ru, uk: lemmas after which an instrumental adjective is a predicate
-    present_first: frozenset[str]  # cs, sk: verbs in the first person present that the rules' endings miss
-    not_present: frozenset[str]  # cs, sk: words with such an ending that are no such verb (nám, problém)
+    present_ending: re.Pattern | None  # cs, sk, sl: the ending of a verb in the first person singular present
+    present_first: frozenset[str]  # cs, sk, sl: such verbs that end otherwise (čtu, chci)
+    not_present: frozenset[str]  # cs, sk, sl: words with such an ending that are no such verb (nám, problém)
 
 
 @cache
@@ -106,10 +108,11 @@ def language_data(lang: str) -> LanguageData:
         return frozenset(w.lower() for w in raw.get(key, []) or [])
 
     alone = {w.lower(): g for g, ws in (raw.get("alone") or {}).items() for w in ws}
+    ending = raw.get("present_first_ending")
     return LanguageData(int(raw["version"]), words("subordinators"), words("first_person"),
                         words("third_person"), words("copulas"), alone, words("not_cues"),
-                        words("function_words"), words("links"), words("present_first"),
-                        words("not_present"))
+                        words("function_words"), words("links"), ending and re.compile(ending),
+                        words("present_first"), words("not_present"))
 
 
 def tokens(text: str) -> list[str]:
@@ -194,8 +197,23 @@ class SpeakerReader:
         return found or homographs
 
     def _first_person(self, clause: list[str], forms: list[Form]) -> bool:
-        """Whether a clause's subject is the speaker: it holds a first-person marker."""
-        return any(f.first for f in forms)
+        """Whether a clause's subject is the speaker: it holds a first-person marker, or (cs, sk, sl) one of
+        the *alone* words (rád, sama) within ``NEAR`` words of a verb in the first person singular present,
+        told by its ending where the morphology does not say ("Rád riskuji", "Mám rada kvety"; never a word
+        of ``not_present``: nám, problém): "Má ráda kočky" (she likes cats) stays unread."""
+        if any(f.first for f in forms):
+            return True
+        if self.data.present_ending is None:
+            return False
+        words = [w.lower() for w in clause]
+        return any(self._present_first(other) for i, word in enumerate(words) if word in self.data.alone
+                   for other in words[max(0, i - NEAR - 1):i] + words[i + 1:i + NEAR + 2])
+
+    def _present_first(self, word: str) -> bool:
+        if word in self.data.present_first:
+            return True
+        listed = self.data.alone.keys() | self.data.not_present | self.data.third
+        return bool(self.data.present_ending.search(word)) and word not in listed
 
     @staticmethod
     def _predicate(forms: list[Form], i: int) -> bool:

@@ -17,10 +17,8 @@ with such a marker (``speaker_gender``):
 - *alone*: the pairs of the data file (sám/sama, rád/ráda, nerad/nerada).
 
 The present tense has no auxiliary: "Rád riskuji", "Mám rada kvety" say who likes it only by the verb's
-person. So a clause is also the speaker's when one of the *alone* words stands within ``NEAR`` words of a
-verb in the first person singular present, told by its ending (cs -ám, -ím, -uji, -uju; sk -ám, -am, -ím,
--im, -em; the data file's ``present_first`` lists those that end otherwise: čtu, jdu, chci), never a word of
-its ``not_present`` (nám, tím, problém): "Má ráda kočky" (she likes cats) stays unread.
+person, told here by its ending (the data file's ``present_first_ending``: cs -ám, -ím, -uji, -uju; sk
+-ám, -am, -ím, -im, -em): ``speaker_gender.SpeakerReader._first_person``.
 
 A capitalised word inside a sentence (a name) is never a cue.
 """
@@ -33,9 +31,6 @@ from biaseval.label.speaker_gender import NOTHING, Form, SpeakerReader
 
 _PAST = re.compile(r"^[^\W\d_]+(?:[aeiouyáéíóúýěôäů]|[hkszdtbpr])l(a?)$")
 _AGENT = re.compile(r"tel$")  # cs agent nouns (přítel, učitel, živitel); verbs have -těl (chtěl)
-# the first person singular present (module docstring)
-_PRESENT = {"cs": re.compile(r"^[^\W\d_]+(?:ám|ím|uj[iu])$"), "sk": re.compile(r"^[^\W\d_]+(?:[aáiíe]m)$")}
-NEAR = 2  # words between "rád"/"sám" and its verb ("Rád se dívám", "Dělám to rád")
 
 
 class _WestSlavic(SpeakerReader):
@@ -51,20 +46,6 @@ class _WestSlavic(SpeakerReader):
             return Form("f", "adj")
         # what cannot be told from a noun here counts as one: an adjective before it is attributive
         return NOTHING if word in self.data.function_words else Form(noun=True)
-
-    def _first_person(self, clause, forms) -> bool:
-        if super()._first_person(clause, forms):
-            return True
-        words = [w.lower() for w in clause]
-        return any(self._present_first(other) for i, word in enumerate(words) if word in self.data.alone
-                   for other in words[max(0, i - NEAR - 1):i] + words[i + 1:i + NEAR + 2])
-
-    def _present_first(self, word: str) -> bool:
-        """A verb in the first person singular present (module docstring)."""
-        if word in self.data.present_first:
-            return True
-        listed = self.data.alone.keys() | self.data.not_present | self.data.third
-        return bool(_PRESENT[self.lang].match(word)) and word not in listed
 
     def cues(self, texts):
         # a capitalised word inside a sentence is a name (Pavel, Karla): never a cue
