@@ -179,7 +179,7 @@ CASES = [  # (language, translation, label)
     ("sl", "Nisem mogel spati.", "male"),
     ("sl", "Moral sem oditi.", "male"),  # moral: also "of morals"
     ("sl", "Rada kuham.", "female"),  # rada beside a verb in the first person present
-    ("sl", "Moram biti previden.", "male"),  # a passive participle as a predicate
+    ("hr", "Uvjeren sam da je tako.", "male"),  # a passive participle as a predicate
     ("sl", "Oblačila sem si dal sešiti.", "male"),  # oblačila: clothes, or "she dressed"; dal is surer
     ("sl", "Nisem se bal - vedno mi je bila všeč nevarnost.", "male"),  # a dash ends a clause
     ("be", "Я была шчаслівая.", "female"),
