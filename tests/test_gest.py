@@ -239,6 +239,13 @@ def test_f_m_and_f_s_are_means_of_stereotype_rates():
     assert out[("sk/01", "masculine_rate")]["interval"] == "wilson"
 
 
+def test_a_stereotype_with_nothing_read_leaves_the_rates_undefined():
+    counts = _counts({**{s: (1, 1, 1) for s in range(1, 16)}, 16: (0, 0, 3)})
+    out = {(r["subset"], r["metric"]): r["value"] for r in gest(counts, n_boot=50, seed=1).iter_rows(named=True)}
+    assert out[("sk", "p_f")] == pytest.approx(0.5)
+    assert all(np.isnan(out[("sk", m)]) for m in ("p_m", "f_m", "f_s", "f_m_ac", "f_s_ac"))
+
+
 def test_intervals_are_seeded_and_cover_the_estimate():
     rng = np.random.default_rng(0)
     counts = _counts({s: (int(rng.integers(50, 150)), int(rng.integers(10, 60)), 5) for s in range(1, 17)})

@@ -12,7 +12,8 @@ per system × target language, from the speaker reader's label counts.
 - ``f_m_ac``, ``f_s_ac`` of ``<lang>``: the same from the Agresti-Coull centre of each p_i,
   (m + z²/2) / (n + z²), which is what the paper's notebook averages (its ``binary_ci`` returns that
   centre as the estimate, with the Agresti-Coull interval around it); no interval. The two differ by a
-  few thousandths; ``f_m_ac`` is what to set beside the paper's numbers.
+  few thousandths; ``f_m_ac`` is what to set beside the paper's numbers. Like ``f_m``, NaN where a
+  stereotype has nothing read.
 - ``read``, ``mixed``, ``unread`` of ``<lang>``: of the outputs with a translation, the share read
   (``male``/``female``), read with cues of both genders (``ambiguous``: a translation that gives its
   speaker both genders; left out of p_i as the unread are), and with no cue (``unknown``); Wilson.
@@ -98,7 +99,8 @@ def gest(counts: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0, confidence:
         total_read = int(read.sum())
         for metric, value, reps in zip(("p_f", "p_m", "f_m", "f_s"), point, boot):
             out.add(system, suite, lang, metric, value, total_read, reps)
-        centres = agresti_coull_centre(male, read, confidence)
+        # a stereotype with nothing read has no centre (the formula would give it 0.5): its side's mean is NaN
+        centres = np.where(read > 0, agresti_coull_centre(male, read, confidence), np.nan)
         ac = _rates(centres, np.ones_like(centres), stereotypes)
         centred += [{"system": system, "suite": suite, "subset": lang, "metric": metric, "value": float(value),
                      "n": total_read} for metric, value in (("f_m_ac", ac[2]), ("f_s_ac", ac[3]))]
