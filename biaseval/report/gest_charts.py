@@ -51,7 +51,8 @@ def stereotype_heatmap(part: pl.DataFrame, colours: dict[str, str]) -> bytes:
     systems = _systems(rates, colours)[:MAX_PANELS]
     panels = [(system, *rate_matrix(rates, system)) for system in systems]
     per_row = min(PER_ROW, len(panels)) or 1
-    widths = [max([len(p[1]) for p in panels[c::per_row]] + [1]) * CELL_W for c in range(per_row)]
+    # a panel is at least three cells wide: room for the system's name beneath it
+    widths = [max([len(p[1]) for p in panels[c::per_row]] + [3]) * CELL_W for c in range(per_row)]
     lines = -(-len(panels) // per_row) or 1
     panel_h = len(STEREOTYPES) * CELL_H
     width = LABELS + sum(widths) + GAP * (per_row - 1) + BAR
@@ -63,7 +64,7 @@ def stereotype_heatmap(part: pl.DataFrame, colours: dict[str, str]) -> bytes:
         line, column = divmod(k, per_row)
         left = LABELS + sum(widths[:column]) + GAP * column
         bottom = height - (line + 1) * (TOP + panel_h + BOTTOM) + BOTTOM
-        ax = fig.add_axes((left / width, bottom / height, max(len(languages), 1) * CELL_W / width, panel_h / height))
+        ax = fig.add_axes((left / width, bottom / height, max(len(languages), 3) * CELL_W / width, panel_h / height))
         image = ax.imshow(matrix, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
         for (i, j), value in np.ndenumerate(matrix):
             if not np.isnan(value):

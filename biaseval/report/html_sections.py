@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 
 import polars as pl
 
@@ -69,11 +70,14 @@ def gest_section(contents, root, part: pl.DataFrame, suite: str, colours: dict[s
     """GEST in the paper's shape: the masculine rate per stereotype as a chart (the one drawn for report.md
     beside it, where there is one: ``gest.write_charts``), f_m against f_s as a chart and a table beside the
     paper's values (report/gest.py)."""
-    drawn = gest.chart_path(root, suite)
-    png = drawn.read_bytes() if drawn.is_file() else gest_charts.stereotype_heatmap(part, colours)
+    path = gest.chart_path(root, suite)
+    png = path.read_bytes() if path.is_file() else gest_charts.stereotype_heatmap(part, colours)
     heatmap = figure(png, f"{suite}: masculine rate per stereotype, target language and system")
-    scatter = figure(gest_charts.rates_scatter([r for r in gest.rows(part) if r["suite"] == suite], colours),
-                     f"{suite}: masculine rate f_m against stereotype rate f_s per system and target language")
+    table = [r for r in gest.rows(part) if r["suite"] == suite]
+    points = [r for r in table if math.isfinite(r["f_m"]["value"]) and math.isfinite(r["f_s"]["value"])]
+    scatter = figure(gest_charts.rates_scatter(points, colours),  # none where no language has every stereotype read
+                     f"{suite}: masculine rate f_m against stereotype rate f_s per system and target language"
+                     ) if points else None
     return gest.html_part(contents, part, suite, confidence, heatmap, scatter)
 
 
