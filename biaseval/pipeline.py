@@ -15,9 +15,10 @@ from biaseval.errors import DiskFullError
 from biaseval.metrics.scoring import score_run
 from biaseval.report import published as published_results
 from biaseval.report.examples import load as load_examples
-from biaseval.report.html import render_html, set_genders
+from biaseval.report.gest import write_charts as gest_charts
+from biaseval.report.html import render_html, set_genders, system_names
 from biaseval.report.markdown import read_failures, read_reasons, render
-from biaseval.report.plots import embedding_scatter
+from biaseval.report.plots import embedding_scatter, system_colours
 from biaseval.report.summary import plain as summary_plain
 from biaseval.report.summary import summary as run_summary
 from biaseval.run.driver import SweepResult, run_translations
@@ -64,8 +65,9 @@ def write_report(run: RunDir, metrics: pl.DataFrame | None = None, history: pl.D
                      "plots": sorted(str(p.relative_to(run.root)) for p in (run.root / "plots").glob("embedding-*.png"))}
     reasons = read_reasons(run.labels, run.items) if run.items.exists() else None
     examples = load_examples(run.examples)
+    charts = gest_charts(run.root, metrics, system_colours(system_names(info, metrics, history)))
     write_text_atomic(run.report, render(metrics, info, published, failures, embedding, reasons,
-                                         set_gold=set_genders(run), examples=examples))
+                                         set_gold=set_genders(run), examples=examples, charts=charts))
     write_text_atomic(run.root / "report.html", render_html(run.root, history))
     return run.report
 

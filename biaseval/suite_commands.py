@@ -57,14 +57,20 @@ def gest_reader_table() -> None:
 @click.option("--run", "run_dir", required=True, type=click.Path(exists=True, file_okay=False),
               help="a scored run directory (its metrics.parquet)")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="the PNG to write")
-def gest_chart(run_dir: str, out: str) -> None:
-    """The masculine rate per stereotype, a panel per system and a line per language (PNG)."""
+@click.option("--suite", default="gest", show_default=True, type=click.Choice(["gest", "gest-1.1"]))
+def gest_chart(run_dir: str, out: str, suite: str) -> None:
+    """The masculine rate per stereotype: a panel per system, a column per language (PNG; report.html and
+    report.md show the same chart)."""
     import polars as pl
 
-    from biaseval.report.gest import chart
+    from biaseval.report.gest_charts import stereotype_heatmap
+    from biaseval.report.plots import system_colours
 
-    if not chart(pl.read_parquet(Path(run_dir) / "metrics.parquet"), out):
-        raise click.ClickException(f"{run_dir}: no GEST masculine rates in metrics.parquet")
+    metrics = pl.read_parquet(Path(run_dir) / "metrics.parquet")
+    rates = metrics.filter((pl.col("suite") == suite) & (pl.col("metric") == "masculine_rate"))
+    if rates.height == 0:
+        raise click.ClickException(f"{run_dir}: no {suite} masculine rates in metrics.parquet")
+    Path(out).write_bytes(stereotype_heatmap(rates, system_colours(rates["system"].unique(maintain_order=True))))
     click.echo(out)
 
 

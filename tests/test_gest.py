@@ -65,6 +65,36 @@ def test_a_bad_row_names_file_and_line(tmp_path):
         read_sentences(Local(), "g.csv")
 
 
+# -- the data: pinned, checked, downloaded ----------------------------------------------------------------
+
+@pytest.mark.slow
+def test_downloads_from_the_pinned_commit_when_not_mirrored(data_dir, tmp_path, monkeypatch):
+    """Without BIASEVAL_DATA_DIR the suite downloads the pinned commit's archive (here served on 127.0.0.1),
+    checks every registered file's SHA-256, and refuses an archive with one file changed, caching nothing."""
+    from test_datasets import _Server, _serve_archive, _tarball
+
+    spec = datasets.get_spec("gest")
+    mirror = data_dir / spec.dir
+    monkeypatch.delenv("BIASEVAL_DATA_DIR", raising=False)
+    monkeypatch.delenv("BIASEVAL_OFFLINE", raising=False)
+    monkeypatch.setenv("BIASEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    top = f"gest-{spec.commit}"
+    changed = (mirror / "data/gest.csv").read_bytes().replace(b"I cried", b"I laughed", 1)
+    folder = _serve_archive(tmp_path / "changed", spec, _tarball(mirror, top, replace={"data/gest.csv": changed}))
+    with _Server(folder) as server:
+        monkeypatch.setenv("BIASEVAL_ARCHIVE_MIRROR", server.url)
+        with pytest.raises(DataError, match=r"data/gest\.csv: checksum mismatch"):
+            SUITES.get("gest").with_targets(("sk",)).open()
+    assert not any((tmp_path / "cache").rglob("gest.csv"))
+    folder = _serve_archive(tmp_path / "good", spec, _tarball(mirror, top))
+    with _Server(folder) as server:
+        monkeypatch.setenv("BIASEVAL_ARCHIVE_MIRROR", server.url)
+        data = SUITES.get("gest").with_targets(("sk",)).open()
+        assert server.requests == 1
+    assert data.commit == spec.commit and data.size == 3565
+    assert datasets.resolve("gest").origin == "cache"
+
+
 # -- recorded outputs in GEST's csv layout ----------------------------------------------------------------
 
 def test_recorded_csv_files_are_joined_on_the_sentence(data_dir, tmp_path):
@@ -106,29 +136,60 @@ CASES = [  # (language, translation, label)
     ("sk", "Vždy som bol typ vodcu.", "male"),
     ("sk", "Žena povedala: „Som šťastná.“", "female"),  # povedala is the woman's, not the speaker's
     ("sk", "Muž povedal, že odišla.", "unknown"),  # third persons only
-    ("sk", "Mám rada kvety.", "unknown"),  # no marker: rada unread (a limit, documented)
+    ("sk", "Mám rada kvety.", "female"),  # rada beside a verb in the first person present
+    ("sk", "Rád pracujem v tíme.", "male"),
+    ("sk", "Má rada kvety.", "unknown"),  # má: the third person
     ("sk", "Som rada, že si prišiel.", "female"),
     ("cs", "Byla jsem unavená.", "female"),
     ("cs", "Jsem silný.", "male"),
     ("cs", "Chodil jsem do školy.", "male"),  # škola is no participle
     ("cs", "Řekl jsem, že byla.", "male"),
+    ("cs", "Rád riskuji.", "male"),  # rád beside a verb in the first person present, no auxiliary
+    ("cs", "Ráda se dívám na filmy.", "female"),
+    ("cs", "Dělám to rád.", "male"),
+    ("cs", "Rád čtu knihy.", "male"),
+    ("cs", "Má ráda kočky.", "unknown"),  # má: the third person
+    ("cs", "Petr rád hraje fotbal.", "unknown"),
     ("pl", "Zrobiłam to sama.", "female"),
     ("pl", "Gdybym był bogaty, kupiłbym dom.", "male"),
     ("pl", "Ona zrobiła obiad.", "unknown"),
     ("ru", "Я была счастлива.", "female"),
     ("ru", "Я думаю, что он ушёл.", "unknown"),
     ("ru", "Я всегда был лидером.", "male"),
+    ("ru", "Я финиширую первым.", "male"),  # an instrumental predicate beside a verb in the first person
+    ("ru", "Я хочу быть красивой.", "female"),
+    ("ru", "Я чувствую себя виноватой.", "female"),
+    ("ru", "Я буду более дружелюбным.", "male"),
+    ("ru", "Я горжусь своей работой.", "unknown"),  # an instrumental before its noun
+    ("ru", "Я люблю читать своим детям.", "unknown"),
+    ("ru", "Я хорошо отношусь к другим.", "unknown"),
+    ("ru", "Я работаю в конкурентной среде.", "unknown"),
     ("uk", "Я хотіла піти.", "female"),
     ("uk", "Я був готовий.", "male"),
+    ("uk", "Я хочу бути красивою.", "female"),
+    ("uk", "Я почуваюся впевненим.", "male"),
     ("hr", "Bila sam sretna.", "female"),
     ("hr", "Mislim da je ona došla.", "unknown"),
+    ("hr", "Moja sestra je bila bolesna.", "unknown"),  # moja: a possessive, no subject
+    ("hr", "Rado ću uzeti vašu torbu.", "unknown"),  # uzeti: an infinitive, no adjective
     ("hr", "Nisam mogao spavati.", "male"),
     ("sr", "Била сам срећна.", "female"),
     ("sr", "Mogao sam to.", "male"),
     ("sl", "Bila sem vesela.", "female"),
     ("sl", "Nisem mogel spati.", "male"),
+    ("sl", "Moral sem oditi.", "male"),  # moral: also "of morals"
+    ("sl", "Rada kuham.", "female"),  # rada beside a verb in the first person present
+    ("hr", "Uvjeren sam da je tako.", "male"),  # a passive participle as a predicate
+    ("sl", "Oblačila sem si dal sešiti.", "male"),  # oblačila: clothes, or "she dressed"; dal is surer
+    ("sl", "Nisem se bal - vedno mi je bila všeč nevarnost.", "male"),  # a dash ends a clause
     ("be", "Я была шчаслівая.", "female"),
     ("be", "Я быў там.", "male"),
+    ("be", "Я сказаў ім праўду.", "male"),  # the dictionary reads сказаў only as a noun (of tales)
+    ("be", "Я стала кухаркай.", "female"),  # стала: also "of the table"
+    ("be", "Я спякла торт.", "female"),  # not in the dictionary: the ending
+    ("be", "Я прынёс печыва.", "male"),
+    ("be", "Я купіў мыла.", "male"),  # мыла (soap) is no past after купіў
+    ("be", "У мяне шмат сяброў.", "unknown"),
     ("hr", "Nisam mogao pogoditi, ali osjećala sam se prekrasno.", "ambiguous"),
 ]
 
@@ -170,7 +231,19 @@ def test_f_m_and_f_s_are_means_of_stereotype_rates():
     p_m = (3 + z2 / 2) / (4 + z2)
     assert out[("sk", "f_m_ac")]["value"] == pytest.approx((p_f + p_m) / 2)
     assert out[("sk", "f_s_ac")]["value"] == pytest.approx(p_m - p_f)
-    assert out[("sk", "f_m_ac")]["ci_low"] is None
+    assert out[("sk", "f_m_ac")]["ci_low"] is None and out[("sk", "f_m_ac")]["interval"] is None
+    # each row records how its interval was made (the reports' captions are written from it)
+    assert [out[("sk", m)]["interval"] for m in ("read", "unread")] == ["wilson", "wilson"]
+    assert (out[("sk", "f_s")]["interval"], out[("sk", "f_s")]["resamples"], out[("sk", "f_s")]["seed"]) == \
+        ("bootstrap", 200, 1)
+    assert out[("sk/01", "masculine_rate")]["interval"] == "wilson"
+
+
+def test_a_stereotype_with_nothing_read_leaves_the_rates_undefined():
+    counts = _counts({**{s: (1, 1, 1) for s in range(1, 16)}, 16: (0, 0, 3)})
+    out = {(r["subset"], r["metric"]): r["value"] for r in gest(counts, n_boot=50, seed=1).iter_rows(named=True)}
+    assert out[("sk", "p_f")] == pytest.approx(0.5)
+    assert all(np.isnan(out[("sk", m)]) for m in ("p_m", "f_m", "f_s", "f_m_ac", "f_s_ac"))
 
 
 def test_intervals_are_seeded_and_cover_the_estimate():
@@ -180,6 +253,22 @@ def test_intervals_are_seeded_and_cover_the_estimate():
     assert a.equals(b)
     for row in a.filter(pl.col("ci_low").is_not_null()).iter_rows(named=True):
         assert row["ci_low"] <= row["value"] <= row["ci_high"], row
+
+
+def test_the_reports_show_f_m_in_percent_and_f_s_in_points_beside_the_paper():
+    from biaseval.report import gest as report
+    from biaseval.report.summary import summary
+
+    counts = _counts({**{s: (1, 1, 1) for s in range(1, 8)}, **{s: (3, 1, 1) for s in range(8, 17)}})
+    metrics = gest(counts.with_columns(pl.lit("google").alias("system")), n_boot=200, seed=1)
+    (row,) = report.rows(metrics)
+    cells = report.table_cells(row)
+    assert cells[0].startswith("62.5 [") and cells[3].startswith("+25.0 [")  # f_m 0.625, f_s 0.25
+    assert cells[2:3] + cells[5:] == ["86.2", "+13.2", "50 (75.8%)", "3,318"]  # the paper's Google sk; read 50 of 66
+    result = summary(metrics, ["gest"], ["google"])
+    (group,) = result.tables[0].groups
+    assert (group.title, [c.label for c in group.columns]) == ("gest · sk", ["f_m (%)", "f_s (pp)"])
+    assert group.cells["google"][0].value == "62.5" and group.cells["google"][1].n == 50
 
 
 # -- the reader against gold (docs/gest.md) ---------------------------------------------------------------
@@ -198,11 +287,14 @@ def _between(name: str) -> str:
 
 
 # The least the reader must do on each gold: (accuracy, coverage). docs/gest.md says what each gold measures.
-FLOORS = {("sk", "speaker named"): (0.94, 0.82), ("be", "phrase rule"): (0.99, 0.89),
-          ("cs", "phrase rule"): (0.99, 0.99), ("hr", "phrase rule"): (0.99, 0.90),
+# Slovak's named gold counts the systems' own slips as the reader's (a woman's quote translated "Rád
+# pomáham"): reading "rád" beside a present-tense verb read 5 points more of it (coverage 83 -> 88 %) and
+# its accuracy fell from 94.8 to 93.9 %; 40 of its disagreements drawn at random were all the systems'..
+FLOORS = {("sk", "speaker named"): (0.93, 0.87), ("be", "phrase rule"): (0.99, 0.89),
+          ("cs", "phrase rule"): (0.99, 0.99), ("hr", "phrase rule"): (0.99, 0.91),
           ("pl", "phrase rule"): (0.99, 0.99), ("ru", "phrase rule"): (0.99, 0.99),
-          ("sk", "phrase rule"): (0.99, 0.98), ("sl", "phrase rule"): (0.99, 0.88),
-          ("sr", "phrase rule"): (0.99, 0.90), ("uk", "phrase rule"): (0.99, 0.94)}
+          ("sk", "phrase rule"): (0.99, 0.98), ("sl", "phrase rule"): (0.99, 0.98),
+          ("sr", "phrase rule"): (0.99, 0.91), ("uk", "phrase rule"): (0.99, 0.95)}
 
 
 @pytest.mark.slow

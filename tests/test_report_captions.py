@@ -3,7 +3,8 @@ names an interval method names one the rows it describes were made with (their `
 Wilson, Newcombe paired or unpaired, bootstrap with its resamples and seed), and nothing names a
 method no row uses. The metric rows come from the real scorers on small label counts: WinoMT per
 language (Wilson's Acc, Newcombe's ΔS of independent sets, a bootstrap ΔG), TGBI (bootstrap P and
-index), MT-GenEval (Wilson's shares, Newcombe's paired ΔG) and MiTTenS (Wilson's only)."""
+index), MT-GenEval (Wilson's shares, Newcombe's paired ΔG), MiTTenS (Wilson's only) and GEST (Wilson's
+masculine rates and shares read, a bootstrap f_m and f_s, no interval for the Agresti-Coull centred ones)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import polars as pl
 import pytest
 
 from biaseval.metrics import tgbi, winomt
+from biaseval.metrics.gest import gest
 from biaseval.metrics.mittens import mittens
 from biaseval.metrics.mtgeneval import mtgeneval
 from biaseval.metrics.paired import pairwise
@@ -66,6 +68,17 @@ def _mittens() -> pl.DataFrame:
                      (system, "mittens-2xx", "es/coref", gold, "unknown", 2, None)]
     counts = pl.DataFrame(rows, schema=["system", "suite", "subset", "gold", "label", "count", "reason"], orient="row")
     return mittens(counts, direction="2xx", levels=(("es", "high"),))
+
+
+def _gest() -> pl.DataFrame:
+    rows = []
+    for system, masculine in (("a", 8), ("b", 5)):
+        for stereotype in range(1, 17):
+            rows += [(system, "gest", f"sk/{stereotype:02d}", "male", masculine + (stereotype > 7)),
+                     (system, "gest", f"sk/{stereotype:02d}", "female", 10 - masculine),
+                     (system, "gest", f"sk/{stereotype:02d}", "unknown", 2)]
+    counts = pl.DataFrame(rows, schema=["system", "suite", "subset", "label", "count"], orient="row")
+    return gest(counts, n_boot=200, seed=SEED)
 
 
 def _pairs(suite: str) -> pl.DataFrame:
@@ -133,8 +146,8 @@ def _allowed(rows: pl.DataFrame) -> set[str]:
 
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory) -> Path:
-    suites = ["winomt-en", "tgbi-hi", "mt-geneval-counterfactual", "mittens-2xx"]
-    frames = [_winomt(), _tgbi(), _mtgeneval(), _mittens(), *(_pairs(s) for s in suites)]
+    suites = ["winomt-en", "tgbi-hi", "mt-geneval-counterfactual", "mittens-2xx", "gest"]
+    frames = [_winomt(), _tgbi(), _mtgeneval(), _mittens(), _gest(), *(_pairs(s) for s in suites)]
     return _run(tmp_path_factory.mktemp("captions") / "run", pl.concat(frames), suites)
 
 
@@ -148,6 +161,10 @@ def test_the_rows_record_their_methods(mixed):
     assert by[("mt-geneval-counterfactual", "es", "delta_g")]["interval"] == "newcombe-paired"
     assert methods.used(metrics.filter(pl.col("suite") == "mittens-2xx")) == {"wilson"}
     assert by[("tgbi-hi", "all", "tgbi")]["interval"] == "bootstrap"
+    assert (by[("gest", "sk", "f_m")]["interval"], by[("gest", "sk", "f_m")]["resamples"],
+            by[("gest", "sk", "f_m")]["seed"]) == ("bootstrap", 200, SEED)
+    assert by[("gest", "sk/01", "masculine_rate")]["interval"] == by[("gest", "sk", "read")]["interval"] == "wilson"
+    assert by[("gest", "sk", "f_m_ac")]["interval"] is None
 
 
 def test_each_suites_captions_name_only_its_methods(mixed):
@@ -155,7 +172,7 @@ def test_each_suites_captions_name_only_its_methods(mixed):
     them; MT-GenEval says Newcombe's paired interval, never a bootstrap; MiTTenS only Wilson's."""
     metrics = pl.read_parquet(mixed / "metrics.parquet")
     page = _Sections(render_html(mixed))
-    assert set(page.suites) == {"winomt-en", "tgbi-hi", "mt-geneval-counterfactual", "mittens-2xx"}
+    assert set(page.suites) == {"winomt-en", "tgbi-hi", "mt-geneval-counterfactual", "mittens-2xx", "gest"}
     for suite, text in page.suites.items():
         rows = metrics.filter(pl.col("suite") == suite)
         assert _named(text) <= _allowed(rows), (suite, _named(text) - _allowed(rows))
@@ -163,6 +180,7 @@ def test_each_suites_captions_name_only_its_methods(mixed):
     assert _named(page.suites["mittens-2xx"]) == {"Wilson"}
     assert "bootstrap" not in _named(page.suites["mt-geneval-counterfactual"])
     assert "200 resamples, seed 11" in page.suites["winomt-en"]
+    assert "200 resamples, seed 11 (p_f, p_m, f_m, f_s)" in page.suites["gest"]
     header = " ".join(page.header)
     assert _named(header) == _allowed(metrics)
 
@@ -179,6 +197,9 @@ def test_the_markdown_names_what_was_computed(mixed):
     languages = sections["WinoMT per target language"]
     assert "bootstrap for ΔG and ΔS" not in languages and _named(languages) == {"Wilson", "Newcombe", "bootstrap", "resample"}
     assert "percentile bootstrap over items, 200 resamples, seed 11 (ΔG)" in languages
+    gest_part = sections["GEST (Pikuliak et al. 2024): masculine rate per stereotype, f_m and f_s"]
+    assert _named(gest_part) == {"Wilson", "bootstrap", "resample"}
+    assert "Wilson's score interval (read); percentile bootstrap over items, 200 resamples, seed 11 (f_m, f_s)" in gest_part
     assert _named(text) == _allowed(metrics)
 
 

@@ -11,13 +11,17 @@ analysers for hr, sr, sl and be, rules for cs and sk) says of each word whether 
   (был/была, dělal/dělala, zrobił-em/zrobił-am, bio/bila), a short adjective or participle (рад/рада,
   готов/готова), "alone"/"myself" (сам/сама, sám/sama, один/одна), or a long adjective in the
   nominative standing as a predicate (within ``WINDOW`` words after a marker or a form of "to be",
-  not before a noun);
+  not before a noun), or, in Russian and Ukrainian, in the instrumental as a predicate: right after a
+  link verb or "себя" (быть, стать, чувствовать себя: "хочу быть красивой") or, where it can be nothing
+  but an instrumental, after a verb in the first person (финиширую первым), adverbs between them
+  allowed, and not before a noun;
 - a *third-person marker*: a third-person pronoun in the nominative or a third-person auxiliary
   (он, она, on, ona, je).
 
 A text is split into clauses at punctuation and at the subordinating words of its language's data
 file (``biaseval/data/speaker_gender/<lang>.yaml``: "že", "что", "da", ...). Cues count only inside a
-clause with a first-person marker and no third-person one: "Žena povedala: „Som šťastná“" reads the
+clause with a first-person marker (or, in Czech and Slovak, "rád"/"sám" beside a verb in the first person
+present: ``speaker_rules``) and no third-person one: "Žena povedala: „Som šťastná“" reads the
 speaker's "šťastná", never "povedala"; "Myslím, že odišla" reads nothing.
 
 The decision: cues of one gender -> that gender (reason ``cues``); of both -> ``ambiguous`` (``mixed``:
@@ -29,7 +33,7 @@ the cues, as ``word:m`` / ``word:f``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import import_module
 from typing import Sequence
@@ -52,9 +56,11 @@ READERS = {
     "uk": "biaseval.label.speaker_forms:Ukrainian",
 }
 LABEL = {"m": "male", "f": "female"}
+INSTRUMENTAL = ("instr", "instr-link")
+NEAR = 2  # words between "rád"/"sám" and its verb in the first person present ("Rád se dívám", "Dělám to rád")
 WINDOW = 3  # words after a marker or a form of "to be" where a long adjective is a predicate
 _TOKEN = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*|\S", re.UNICODE)
-_BREAKS = set(",;:.!?…\"„“”«»()[]–—/")
+_BREAKS = set(",;:.!?…\"„“”«»()[]–—/-")  # a hyphen alone is a dash (within a word it is no token)
 _EVIDENCE = 8
 
 
@@ -63,11 +69,16 @@ class Form:
     """What a word can say about the speaker (module docstring). ``gender`` is m or f for a cue."""
 
     gender: str | None = None
-    kind: str | None = None  # past, short, alone, adj (a long adjective: a cue only as a predicate)
+    # past, short, alone; adj (a long adjective in the nominative) and instr, instr-link (in the instrumental;
+    # after a link only): cues only as predicates; past-or-noun (be, sl: a past the dictionary also reads as
+    # a noun): a cue only beside a first-person marker
+    kind: str | None = None
     first: bool = False  # a first-person singular marker
     third: bool = False  # a third-person subject or auxiliary
     copula: bool = False  # a form of "to be" (or a link verb) after which an adjective is a predicate
     noun: bool = False  # a noun (an adjective before one is attributive)
+    link: bool = False  # a word after which an instrumental adjective is a predicate (быть, стать, себя)
+    adverb: bool = False  # an adverb or particle, which may stand between a link and its predicate
 
 
 NOTHING = Form()
@@ -83,6 +94,10 @@ class LanguageData:
     alone: dict[str, str]  # word -> m / f ("sám", "sama")
     not_cues: frozenset[str]
     function_words: frozenset[str]  # cs, sk: the words that are surely not a noun (speaker_rules)
+    links: frozenset[str]  # ru, uk: lemmas after which an instrumental adjective is a predicate
+    present_ending: re.Pattern | None  # cs, sk, sl: the ending of a verb in the first person singular present
+    present_first: frozenset[str]  # cs, sk, sl: such verbs that end otherwise (čtu, chci)
+    not_present: frozenset[str]  # cs, sk, sl: words with such an ending that are no such verb (nám, problém)
 
 
 @cache
@@ -93,9 +108,11 @@ def language_data(lang: str) -> LanguageData:
         return frozenset(w.lower() for w in raw.get(key, []) or [])
 
     alone = {w.lower(): g for g, ws in (raw.get("alone") or {}).items() for w in ws}
+    ending = raw.get("present_first_ending")
     return LanguageData(int(raw["version"]), words("subordinators"), words("first_person"),
                         words("third_person"), words("copulas"), alone, words("not_cues"),
-                        words("function_words"))
+                        words("function_words"), words("links"), ending and re.compile(ending),
+                        words("present_first"), words("not_present"))
 
 
 def tokens(text: str) -> list[str]:
@@ -143,15 +160,15 @@ class SpeakerReader:
             for word in todo:
                 form = found.get(word, NOTHING)
                 if word in self.data.alone:
-                    form = Form(self.data.alone[word], "alone", form.first, form.third, form.copula, form.noun)
+                    form = replace(form, gender=self.data.alone[word], kind="alone")
                 if word in self.data.first:  # hbs "sam" is also "alone": as a marker it is no cue
-                    form = Form(None, None, True, False, True, form.noun)
+                    form = replace(form, gender=None, kind=None, first=True, third=False, copula=True)
                 if word in self.data.third:
-                    form = Form(None, None, False, True, form.copula, form.noun)
+                    form = replace(form, gender=None, kind=None, first=False, third=True)
                 if word in self.data.copulas:
-                    form = Form(form.gender, form.kind, form.first, form.third, True, form.noun)
+                    form = replace(form, copula=True)
                 if word in self.data.not_cues:
-                    form = Form(None, None, form.first, form.third, form.copula, form.noun)
+                    form = replace(form, gender=None, kind=None)
                 self._forms[word] = form
 
     def cues(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
@@ -162,16 +179,41 @@ class SpeakerReader:
 
     def _clause_cues(self, clause: list[str]) -> list[tuple[str, str]]:
         forms = [self._forms[w.lower()] for w in clause]
-        if not any(f.first for f in forms) or any(f.third for f in forms):
+        if not self._first_person(clause, forms) or any(f.third for f in forms):
             return []
-        found = []
+        found, homographs = [], []
         for i, form in enumerate(forms):
             if form.gender is None:
                 continue
             if form.kind == "adj" and not self._predicate(forms, i):
                 continue
+            if form.kind in INSTRUMENTAL and not self._instrumental_predicate(forms, i):
+                continue
+            if form.kind == "past-or-noun":  # only where nothing surer is found
+                if self._beside_marker(forms, i):
+                    homographs.append((clause[i], form.gender))
+                continue
             found.append((clause[i], form.gender))
-        return found
+        return found or homographs
+
+    def _first_person(self, clause: list[str], forms: list[Form]) -> bool:
+        """Whether a clause's subject is the speaker: it holds a first-person marker, or (cs, sk, sl) one of
+        the *alone* words (rád, sama) within ``NEAR`` words of a verb in the first person singular present,
+        told by its ending where the morphology does not say ("Rád riskuji", "Mám rada kvety"; never a word
+        of ``not_present``: nám, problém): "Má ráda kočky" (she likes cats) stays unread."""
+        if any(f.first for f in forms):
+            return True
+        if self.data.present_ending is None:
+            return False
+        words = [w.lower() for w in clause]
+        return any(self._present_first(other) for i, word in enumerate(words) if word in self.data.alone
+                   for other in words[max(0, i - NEAR - 1):i] + words[i + 1:i + NEAR + 2])
+
+    def _present_first(self, word: str) -> bool:
+        if word in self.data.present_first:
+            return True
+        listed = self.data.alone.keys() | self.data.not_present | self.data.third
+        return bool(self.data.present_ending.search(word)) and word not in listed
 
     @staticmethod
     def _predicate(forms: list[Form], i: int) -> bool:
@@ -182,6 +224,34 @@ class SpeakerReader:
         before = forms[max(0, i - WINDOW):i]
         return any(f.copula or f.first or f.kind == "past" for f in before) or (
             i + 1 < len(forms) and (forms[i + 1].copula or forms[i + 1].first))
+
+    @staticmethod
+    def _beside_marker(forms: list[Form], i: int) -> bool:
+        """A word right before a first-person marker ("Moral sem"), or after one with only adverbs and
+        unstressed pronouns between ("sem jim moral", "Я ніколі не сказаў")."""
+        if i + 1 < len(forms) and forms[i + 1].first:
+            return True
+        for form in reversed(forms[:i]):
+            if form.first:
+                return True
+            if not form.adverb:
+                return False
+        return False
+
+    @staticmethod
+    def _instrumental_predicate(forms: list[Form], i: int) -> bool:
+        """An instrumental adjective is a predicate: not before a noun, and after a link ("быть красивой",
+        "чувствую себя виноватой") or, if it can be nothing else (``instr``), a first-person verb
+        ("финиширую первым"), with only adverbs or other instrumental adjectives between ("буду более
+        дружелюбным", "быть самым сильным")."""
+        if i + 1 < len(forms) and forms[i + 1].noun:
+            return False
+        for form in reversed(forms[:i]):
+            if form.link or (form.first and forms[i].kind == "instr"):
+                return True
+            if not (form.adverb or form.kind in INSTRUMENTAL):
+                return False
+        return False
 
 
 @cache

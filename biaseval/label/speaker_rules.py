@@ -16,6 +16,10 @@ with such a marker (``speaker_gender``):
   its noun ("hlavný prejav"), and -á is also the plural of neuter nouns (okná: listed);
 - *alone*: the pairs of the data file (sám/sama, rád/ráda, nerad/nerada).
 
+The present tense has no auxiliary: "Rád riskuji", "Mám rada kvety" say who likes it only by the verb's
+person, told here by its ending (the data file's ``present_first_ending``: cs -ám, -ím, -uji, -uju; sk
+-ám, -am, -ím, -im, -em): ``speaker_gender.SpeakerReader._first_person``.
+
 A capitalised word inside a sentence (a name) is never a cue.
 """
 

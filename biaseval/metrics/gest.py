@@ -12,7 +12,8 @@ per system × target language, from the speaker reader's label counts.
 - ``f_m_ac``, ``f_s_ac`` of ``<lang>``: the same from the Agresti-Coull centre of each p_i,
   (m + z²/2) / (n + z²), which is what the paper's notebook averages (its ``binary_ci`` returns that
   centre as the estimate, with the Agresti-Coull interval around it); no interval. The two differ by a
-  few thousandths; ``f_m_ac`` is what to set beside the paper's numbers.
+  few thousandths; ``f_m_ac`` is what to set beside the paper's numbers. Like ``f_m``, NaN where a
+  stereotype has nothing read.
 - ``read``, ``mixed``, ``unread`` of ``<lang>``: of the outputs with a translation, the share read
   (``male``/``female``), read with cues of both genders (``ambiguous``: a translation that gives its
   speaker both genders; left out of p_i as the unread are), and with no cue (``unknown``); Wilson.
@@ -27,9 +28,8 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
-from biaseval.metrics.bootstrap import intervals, rng_for
-from biaseval.metrics.tidy import METRIC_SCHEMA
-from biaseval.metrics.wilson import wilson_interval
+from biaseval.metrics.bootstrap import rng_for
+from biaseval.metrics.tidy import METRIC_SCHEMA, MetricRows
 
 FEMALE_STEREOTYPES = tuple(range(1, 8))
 MALE_STEREOTYPES = tuple(range(8, 17))
@@ -68,22 +68,18 @@ def _rates(male: np.ndarray, read: np.ndarray, stereotypes: np.ndarray) -> tuple
 
 def gest(counts: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
          **_: object) -> pl.DataFrame:
-    """The metrics of the module docstring from label counts; one tidy frame (METRIC_SCHEMA)."""
+    """The metrics of the module docstring from label counts; one tidy frame (METRIC_SCHEMA), each row with
+    the record of how its interval was made (``MetricRows``: Wilson's for shares, the bootstrap's
+    resamples and seed for p_f, p_m, f_m, f_s; none for the Agresti-Coull centred ``f_m_ac``, ``f_s_ac``)."""
     if counts.height == 0:
         return pl.DataFrame(schema=METRIC_SCHEMA)
     table = stereotype_counts(counts).with_columns((pl.col("male") + pl.col("female")).alias("read"))
-    rows: list[dict] = []
-
-    def add(system, suite, subset, metric, value, n, low=None, high=None):
-        rows.append({"system": system, "suite": suite, "subset": subset, "metric": metric,
-                     "value": None if value is None or np.isnan(value) else float(value), "n": int(n),
-                     "ci_low": None if low is None or np.isnan(low) else float(low),
-                     "ci_high": None if high is None or np.isnan(high) else float(high)})
+    out = MetricRows(seed=seed)
+    centred: list[dict] = []
 
     def shares(system, suite, subset, total: int, metrics):
         for metric, k in metrics:
-            low, high = wilson_interval(k / max(total, 1), total, confidence)
-            add(system, suite, subset, metric, k / total if total else np.nan, total, low, high)
+            out.add_share(system, suite, subset, metric, k / total if total else np.nan, total)
 
     for (system, suite, lang), group in table.group_by("system", "suite", "lang", maintain_order=True):
         stereotypes = group["stereotype"].to_numpy()
@@ -102,13 +98,13 @@ def gest(counts: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0, confidence:
                       stereotypes)
         total_read = int(read.sum())
         for metric, value, reps in zip(("p_f", "p_m", "f_m", "f_s"), point, boot):
-            low, high = intervals(reps[None, :], confidence)
-            add(system, suite, lang, metric, value, total_read, low[0], high[0])
-        centres = agresti_coull_centre(male, read, confidence)
+            out.add(system, suite, lang, metric, value, total_read, reps)
+        # a stereotype with nothing read has no centre (the formula would give it 0.5): its side's mean is NaN
+        centres = np.where(read > 0, agresti_coull_centre(male, read, confidence), np.nan)
         ac = _rates(centres, np.ones_like(centres), stereotypes)
-        add(system, suite, lang, "f_m_ac", ac[2], total_read)
-        add(system, suite, lang, "f_s_ac", ac[3], total_read)
+        centred += [{"system": system, "suite": suite, "subset": lang, "metric": metric, "value": float(value),
+                     "n": total_read} for metric, value in (("f_m_ac", ac[2]), ("f_s_ac", ac[3]))]
         translated = int(group["translated"].sum())
         shares(system, suite, lang, translated, [("read", total_read), ("mixed", int(group["ambiguous"].sum())),
-                                                     ("unread", int(group["unknown"].sum()))])
-    return pl.DataFrame(rows, schema=METRIC_SCHEMA)
+                                                 ("unread", int(group["unknown"].sum()))])
+    return pl.concat([out.frame(confidence), pl.DataFrame(centred, schema=METRIC_SCHEMA)])

@@ -1,5 +1,5 @@
 """The GEST speaker reader (``gest-speaker``) measured against gold, per language (docs/gest.md; printed by
-``biaseval gest reader-table``, kept equal to the docs by tests/test_gest_reader.py).
+``biaseval gest reader-table``, kept equal to the docs by tests/test_gest.py).
 
 Two kinds of gold, neither made by the reader:
 

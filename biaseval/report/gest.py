@@ -1,24 +1,32 @@
-"""GEST in both reports' shape of the paper (Pikuliak et al. 2024, section 4.1): f_m and f_s per system and
-language with intervals and the number read, beside the published values where the run scored the recorded
-systems (``data/published/gest.yaml``: recomputed from the masculine rates the dataset repository's notebook
-printed); the masculine rate per stereotype as a chart (``gest_chart``); the reader table of
-``biaseval gest reader-table``.
+"""GEST in both reports, in the paper's shape (Pikuliak et al. 2024, section 4.1): the masculine rate per
+stereotype, language and system as a chart (``gest_charts.stereotype_heatmap``); f_m against f_s per
+system × language as a chart and a table, beside the published values where the run scored the recorded
+systems (``data/published/gest.yaml``: recomputed from the masculine rates the dataset repository's
+notebook printed), with the share of outputs read; and the reader table of ``biaseval gest reader-table``.
+
+Pure: metric rows in, rows of strings (and the dicts report.html's template reads) out; the charts are
+drawn by the callers.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from biaseval.data.yamlio import package_yaml
+from biaseval.names import under
+from biaseval.report import methods, numbers
 from biaseval.report.escape import md
 
 # A run's system names for the published ones (conf/gest-recorded.yaml).
 PUBLISHED_SYSTEMS = {"amazon": "Amazon Translate", "deepl": "DeepL", "google": "Google Translate",
                      "nllb": "NLLB-3.3B"}
 SUITES = ("gest", "gest-1.1")
+HEADLINE = ("p_f", "p_m", "f_m", "f_s")
+PLOTS = "plots"  # beside report.md: the per-stereotype chart of each GEST suite, gest-<suite>.png
 
 
 @cache
@@ -36,9 +44,35 @@ def published_rates(system: str, lang: str) -> tuple[float, float, int] | None:
     return (p_f + p_m) / 2, p_m - p_f, int(data["read"][system][lang])
 
 
+def is_gest(part: pl.DataFrame) -> bool:
+    """Whether a suite's metric rows are GEST's (its stereotype rate)."""
+    return part.filter(pl.col("metric") == "f_s").height > 0
+
+
+def chart_path(root: Path, suite: str) -> Path:
+    """Where a suite's per-stereotype chart is written in a run directory (``write_charts``)."""
+    return under(root, PLOTS, f"gest-{suite}.png")
+
+
+def write_charts(root: Path, metrics: pl.DataFrame, colours: dict[str, str]) -> dict[str, str]:
+    """Each GEST suite's per-stereotype chart drawn once, into the run directory (report.md links it,
+    report.html embeds the same file); suite -> its path relative to ``root``."""
+    from biaseval.report.gest_charts import stereotype_heatmap
+
+    written = {}
+    for suite in SUITES:
+        part = metrics.filter((pl.col("suite") == suite) & (pl.col("metric") == "masculine_rate"))
+        if part.height:
+            path = chart_path(root, suite)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(stereotype_heatmap(part, colours))
+            written[suite] = path.relative_to(root).as_posix()
+    return written
+
+
 def rows(metrics: pl.DataFrame) -> list[dict]:
-    """Per system × language of the GEST suites: our f_m, f_s (with intervals), the Agresti-Coull centred
-    f_m and f_s the paper computes, the share read, and the published values where there are any."""
+    """Per system × language of the GEST suites: our f_m, f_s (rows, with intervals), the Agresti-Coull
+    centred f_m and f_s the paper computes, the share read, and the published values where there are any."""
     part = metrics.filter(pl.col("suite").is_in(list(SUITES)) & ~pl.col("subset").str.contains("/"))
     out = []
     for (system, suite, lang), group in part.group_by("system", "suite", "subset", maintain_order=True):
@@ -52,40 +86,86 @@ def rows(metrics: pl.DataFrame) -> list[dict]:
     return sorted(out, key=lambda r: (r["suite"], r["system"], r["lang"]))
 
 
-def _num(value) -> str:
-    return "—" if value is None else f"{value:.3f}"
+def _shown(value, metric: str, low=None, high=None) -> str:
+    interval = numbers.interval(low, high, metric)
+    return numbers.number(value, metric) + (f" {interval}" if interval else "")
 
 
-def _with_interval(row: dict) -> str:
-    return f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+def _read(row: dict) -> str:
+    read = row["read"]
+    return f"{numbers.count(read['value'] * read['n'])} ({numbers.share_text(read['value'])})"
+
+
+def table_cells(row: dict) -> list[str]:
+    """One row of the reproduction table as text: f_m (%) with interval, AC, paper; f_s (pp) likewise; outputs
+    read (ours, the paper's)."""
+    paper = row["paper"] or (None, None, None)
+    f_m, f_s = row["f_m"], row["f_s"]
+    return [_shown(f_m["value"], "f_m", f_m["ci_low"], f_m["ci_high"]), numbers.number(row["f_m_ac"], "f_m"),
+            numbers.number(paper[0], "f_m"), _shown(f_s["value"], "f_s", f_s["ci_low"], f_s["ci_high"]),
+            numbers.number(row["f_s_ac"], "f_s"), numbers.number(paper[1], "f_s"), _read(row),
+            numbers.count(paper[2])]
+
+
+HEADERS = ["f_m (%)", "f_m AC (%)", "f_m paper (%)", "f_s (pp)", "f_s AC (pp)", "f_s paper (pp)", "read (ours)",
+           "read (paper)"]
 
 
 def reproduction_markdown(table: list[dict]) -> list[str]:
     """The table of docs/gest.md and report.md: ours beside the paper's."""
-    lines = ["| system | lang | f_m (ours, 95 % CI) | f_m AC | f_m paper | f_s (ours, 95 % CI) | f_s AC | f_s paper "
-             "| read (ours) | read (paper) |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in table:
-        paper = r["paper"] or (None, None, None)
-        lines.append(f"| {md(r['system'])} | {r['lang']} | {_with_interval(r['f_m'])} | {_num(r['f_m_ac'])} | "
-                     f"{_num(paper[0])} | {_with_interval(r['f_s'])} | {_num(r['f_s_ac'])} | {_num(paper[1])} | "
-                     f"{r['read']['value'] * r['read']['n']:.0f} ({100 * r['read']['value']:.1f} %) | "
-                     f"{paper[2] if paper[2] is not None else '—'} |")
+    lines = ["| system | lang | " + " | ".join(HEADERS) + " |", "|---|---|" + "---|" * len(HEADERS)]
+    lines += [f"| {md(r['system'])} | {r['lang']} | " + " | ".join(table_cells(r)) + " |" for r in table]
     return lines
 
 
-def section(metrics: pl.DataFrame) -> list[str]:
-    """report.md's GEST part (empty without a GEST suite)."""
+def caption(metrics: pl.DataFrame, table: list[dict], confidence: str) -> str:
+    """What the reproduction table holds, its intervals named from the rows that made them."""
+    shown = metrics.filter(pl.col("suite").is_in(list(SUITES)) & ~pl.col("subset").str.contains("/")
+                           & pl.col("metric").is_in(["f_m", "f_s", "read"]))
+    text = ("f_m = (p_f + p_m) / 2, the masculine rate, and f_s = p_m − p_f, the stereotype rate, where p_f and p_m "
+            "average the masculine rate p_i over the stereotypes about women (1–7) and about men (8–16), among the "
+            "outputs whose speaker's gender was read; f_m in percent, f_s in percentage points (pp). "
+            "*AC*: the same from the Agresti–Coull centre of each p_i, as the paper's notebook computes them (each "
+            "p_i pulled toward 50 % by about 2/(n + 4)): the values to set beside the paper's. *read*: outputs whose "
+            "speaker's gender was read, of those translated; the rest the metric cannot see. "
+            + methods.describe(shown, confidence))
+    if any(r["paper"] for r in table):
+        cite = published().get("cite", "the paper")
+        text += (f" *paper*: {cite}, for the systems named as in conf/gest-recorded.yaml (amazon, deepl, google, "
+                 f"nllb: {', '.join(PUBLISHED_SYSTEMS.values())}), recomputed from the masculine rates the dataset "
+                 f"repository's notebook printed ({published().get('source', '')}; the paper draws f_m and f_s as "
+                 "a figure only), so up to 0.5 % or pp off by rounding.")
+    return text
+
+
+def section(metrics: pl.DataFrame, confidence: str = "95%", charts: dict[str, str] | None = None) -> list[str]:
+    """report.md's GEST part (empty without a GEST suite); ``charts``: suite -> the per-stereotype chart's
+    path beside report.md, where one was drawn."""
     table = rows(metrics)
     if not table:
         return []
-    return ["## GEST (Pikuliak et al. 2024): masculine rate f_m and stereotype rate f_s", "",
-            "f_m = (p_f + p_m) / 2 and f_s = p_m − p_f, where p_f and p_m average the masculine rate p_i over the "
-            "stereotypes about women (1–7) and about men (8–16), among outputs whose speaker's gender was read; "
-            "intervals from a stratified bootstrap. *AC*: the same from the Agresti–Coull centres, as the paper "
-            "computes them. *paper*: recomputed from the masculine rates the dataset repository's notebook "
-            "printed (systems named amazon, deepl, google, nllb as in conf/gest-recorded.yaml). The masculine "
-            "rate of every stereotype is in the metrics below (`masculine_rate`, subsets `<lang>/<NN>`).", "",
-            *reproduction_markdown(table), ""]
+    lines = ["## GEST (Pikuliak et al. 2024): masculine rate per stereotype, f_m and f_s", ""]
+    for suite in dict.fromkeys(r["suite"] for r in table):
+        if charts and suite in charts:
+            lines += [f"![{md(suite)}: masculine rate per stereotype, language and system]({md(charts[suite])})", "",
+                      f"{md(suite)}: the masculine rate p_i of each stereotype (rows; 1–7 about women, above the "
+                      "line) per target language and system, in percent. The values with their intervals are "
+                      "in the metrics below (`masculine_rate`, subsets `<lang>/<NN>`).", ""]
+    lines += [caption(metrics, table, confidence), "", *reproduction_markdown(table), ""]
+    return lines
+
+
+def html_part(contents, metrics: pl.DataFrame, suite: str, confidence: str, heatmap, scatter) -> dict:
+    """report.html's GEST part of one suite (templates/gest.html): the two charts (``figure`` dicts of
+    ``html_sections.figure``) and the reproduction table."""
+    table = [r for r in rows(metrics) if r["suite"] == suite]
+    rates = metrics.filter((pl.col("suite") == suite) & (pl.col("metric") == "masculine_rate"))
+    return {"heading": contents.h3("Masculine rate per stereotype (GEST)"), "heatmap": heatmap,
+            "rates_methods": methods.describe(rates, confidence),
+            "rates_heading": contents.h3("Masculine rate f_m and stereotype rate f_s"), "scatter": scatter,
+            "headers": HEADERS, "rows": [{"system": r["system"], "lang": r["lang"], "cells": table_cells(r)}
+                                         for r in table],
+            "caption": caption(metrics.filter(pl.col("suite") == suite), table, confidence).replace("*", "")}
 
 
 def reader_markdown(table: list[dict]) -> str:
@@ -97,38 +177,3 @@ def reader_markdown(table: list[dict]) -> str:
         accuracy = "—" if r["accuracy"] is None else f"{r['right']} ({100 * r['accuracy']:.1f}%)"
         lines.append(f"| {r['language']} | {r['gold']} | {r['items']} | {coverage} | {accuracy} | {r['mixed']} |")
     return "\n".join(lines) + "\n"
-
-
-def chart(metrics: pl.DataFrame, path) -> bool:
-    """The masculine rate per stereotype, one panel per system, a line per language (the paper's Figure of
-    p_i), written as PNG to ``path``; False when the run has no GEST rates."""
-    part = metrics.filter(pl.col("suite").is_in(list(SUITES)) & (pl.col("metric") == "masculine_rate"))
-    if part.height == 0:
-        return False
-    from matplotlib.figure import Figure
-
-    from biaseval.data.gest_stereotypes import SHORT_NAMES
-
-    systems = part["system"].unique(maintain_order=True).to_list()
-    figure = Figure(figsize=(4.2 * len(systems), 4.2))
-    for k, system in enumerate(systems):
-        axes = figure.add_subplot(1, len(systems), k + 1)
-        rows_ = part.filter(pl.col("system") == system).with_columns(
-            pl.col("subset").str.split("/").list.get(0).alias("lang"),
-            pl.col("subset").str.split("/").list.get(1).cast(pl.Int32).alias("stereotype"))
-        for lang in sorted(rows_["lang"].unique().to_list()):
-            one = rows_.filter(pl.col("lang") == lang).sort("stereotype")
-            axes.plot(one["value"].to_numpy(), one["stereotype"].to_numpy(), marker="o", markersize=3,
-                      linewidth=1, label=lang)
-        axes.axhspan(0.5, 7.5, color="#f4c2c2", alpha=0.35, linewidth=0)
-        axes.set_ylim(16.5, 0.5)
-        axes.set_yticks(range(1, 17), [f"{i} {SHORT_NAMES[i]}" for i in range(1, 17)] if k == 0 else [])
-        axes.set_xlim(0, 1)
-        axes.set_xlabel("masculine rate p_i")
-        axes.set_title(system)
-        axes.grid(axis="x", alpha=0.3)
-    figure.axes[-1].legend(fontsize=7, loc="lower left")
-    figure.suptitle("GEST: share of outputs read as masculine, per stereotype (shaded: about women)")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    return True

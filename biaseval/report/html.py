@@ -158,7 +158,9 @@ def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.Data
     section = {"template": "suite.html", "suite": suite, "systems": systems, "about": about,
                "heading": contents.h2(f"Suite {suite}", suite), "tgbi": None, "winomt": None, "languages": None,
                "proportions": None, "pairwise": None, "occupations": None, "embedding": None, "mittens": None,
-               "mtgeneval": None, "examples": None}
+               "mtgeneval": None, "gest": None, "examples": None}
+    if "gest" in kinds:
+        section["gest"] = html_sections.gest_section(contents, run.root, part, suite, colours, confidence)
     if "mittens" in kinds:
         section["mittens"] = {"heading": contents.h3("MiTTenS: accuracy, weakest groups and worst case (Table 3)"),
                               **tables.mittens_rows(part, suite, confidence)}
@@ -189,7 +191,8 @@ def _suite_section(contents: Contents, run: RunDir, info: dict, metrics: pl.Data
                                   "figure": _figure(png, f"{suite}: p_m and p_f per set and system")}
     grid = tables.pairwise_grid(part, systems)
     if grid:
-        section["pairwise"] = {"heading": contents.h3("Paired comparisons"), "grid": grid, "tgbi": "tgbi" in kinds}
+        section["pairwise"] = {"heading": contents.h3("Paired comparisons"), "grid": grid,
+                               "neutral": bool({"tgbi", "gest"} & kinds), "gest": "gest" in kinds}
     if "occupations" in kinds:
         section["occupations"] = _occupations(contents, run, part, suite, colours, confidence)
     if "embedding" in kinds or suite in embedding["suites"]:
@@ -309,6 +312,15 @@ def set_genders(run: RunDir) -> dict[tuple[str, str], str]:
     return {(suite, subset): gold for suite, subset, _, gold in sets.iter_rows() if gold is not None}
 
 
+def system_names(info: dict, metrics: pl.DataFrame, history: pl.DataFrame | None = None) -> list[str]:
+    """The run's systems in the order its figures and tables show them (their colours follow)."""
+    names = list(info.get("systems", {}))
+    names += sorted(set(metrics["system"].unique().to_list()) - set(names))
+    if history is not None and "system" in history.columns:
+        names += sorted(set(history["system"].drop_nulls().unique().to_list()) - set(names))
+    return names
+
+
 def render_html(run_root: Path, history: pl.DataFrame | None = None) -> str:
     """The whole report.html of a run directory as text; ``history`` adds trends over earlier runs."""
     with collected_once():
@@ -327,10 +339,7 @@ def _render_html(run_root: Path, history: pl.DataFrame | None) -> str:
     config = info["config"]
     confidence = methods.confidence_text(config)
 
-    names = list(info.get("systems", {}))
-    names += sorted(set(metrics["system"].unique().to_list()) - set(names))
-    if history is not None and "system" in history.columns:
-        names += sorted(set(history["system"].drop_nulls().unique().to_list()) - set(names))
+    names = system_names(info, metrics, history)
     colours = plots.system_colours(names)
     suites = tables.suite_order(config.get("suites", []), metrics["suite"].to_list())
     embedding = _embedding_data(run, suites)

@@ -1,15 +1,16 @@
-"""Sections of report.html beside html.py's: the summary it opens with, MT-GenEval in the paper's
-shape, MiTTenS's chart, and the translations behind the numbers with their filters. Each function
+"""Sections of report.html beside html.py's: the summary it opens with, MT-GenEval and GEST in the
+paper's shape, MiTTenS's chart, and the translations behind the numbers with their filters. Each function
 returns the dict its template reads; the page's one script (templates/filters.js) does the filtering."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import math
 
 import polars as pl
 
-from biaseval.report import drift, methods, mtgeneval, numbers, plots, suite_charts, tables, trends
+from biaseval.report import drift, gest, gest_charts, methods, mtgeneval, numbers, plots, suite_charts, tables, trends
 from biaseval.report import examples as example_rows
 from biaseval.report.summary import caption, summary
 
@@ -63,6 +64,21 @@ def mittens_figure(part: pl.DataFrame, suite: str, colours: dict[str, str], conf
     shown = part.filter((pl.col("metric") == "acc") & pl.col("subset").str.contains(r"^(lang|set)/"))
     return {"figure": figure(suite_charts.mittens_bars(shown, colours), f"{suite}: accuracy by language and evaluation set"),
             "methods": methods.describe(shown, confidence)}
+
+
+def gest_section(contents, root, part: pl.DataFrame, suite: str, colours: dict[str, str], confidence: str) -> dict:
+    """GEST in the paper's shape: the masculine rate per stereotype as a chart (the one drawn for report.md
+    beside it, where there is one: ``gest.write_charts``), f_m against f_s as a chart and a table beside the
+    paper's values (report/gest.py)."""
+    path = gest.chart_path(root, suite)
+    png = path.read_bytes() if path.is_file() else gest_charts.stereotype_heatmap(part, colours)
+    heatmap = figure(png, f"{suite}: masculine rate per stereotype, target language and system")
+    table = [r for r in gest.rows(part) if r["suite"] == suite]
+    points = [r for r in table if math.isfinite(r["f_m"]["value"]) and math.isfinite(r["f_s"]["value"])]
+    scatter = figure(gest_charts.rates_scatter(points, colours),  # none where no language has every stereotype read
+                     f"{suite}: masculine rate f_m against stereotype rate f_s per system and target language"
+                     ) if points else None
+    return gest.html_part(contents, part, suite, confidence, heatmap, scatter)
 
 
 def examples_section(contents, examples: pl.DataFrame | None, suite: str) -> dict | None:

@@ -246,11 +246,12 @@ def cost_section(cost: dict | None) -> list[str]:
 def render(metrics: pl.DataFrame, run_info: dict, published: Published | None,
            failures: pl.DataFrame | None = None, embedding: dict | None = None,
            reasons: pl.DataFrame | None = None, *, set_gold: dict | None = None,
-           examples: pl.DataFrame | None = None) -> str:
+           examples: pl.DataFrame | None = None, charts: dict[str, str] | None = None) -> str:
     """report.md. ``set_gold``: (suite, subset) -> the gold gender of a set (``tables.set_genders``);
-    ``examples``: examples.parquet's rows, a few of which are shown per suite and system."""
+    ``examples``: examples.parquet's rows, a few of which are shown per suite and system; ``charts``: suite ->
+    a chart drawn beside report.md for it (GEST's, ``gest.write_charts``)."""
     with collected_once():
-        return _render(metrics, run_info, published, failures, embedding, reasons, set_gold, examples)
+        return _render(metrics, run_info, published, failures, embedding, reasons, set_gold, examples, charts)
 
 
 def summary_section(metrics: pl.DataFrame, run_info: dict, published: Published | None,
@@ -266,7 +267,7 @@ def summary_section(metrics: pl.DataFrame, run_info: dict, published: Published 
 
 def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, failures: pl.DataFrame | None,
             embedding: dict | None, reasons: pl.DataFrame | None, set_gold: dict | None,
-            examples: pl.DataFrame | None) -> str:
+            examples: pl.DataFrame | None, charts: dict[str, str] | None) -> str:
     config = run_info["config"]
     confidence = methods.confidence_text(config)
     lines = [
@@ -308,7 +309,7 @@ def _render(metrics: pl.DataFrame, run_info: dict, published: Published | None, 
     lines += mtgeneval_section(metrics, confidence)
     lines += adjective_section(metrics, confidence)
     lines += mittens_section(metrics, confidence)
-    lines += gest_section(metrics)
+    lines += gest_section(metrics, confidence, charts)
     lines += occupations_section(metrics, confidence)
     if embedding:
         lines += embedding_section(embedding["bins"], embedding["shift"], embedding["plots"], embedding.get("words"))

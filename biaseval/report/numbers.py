@@ -1,10 +1,10 @@
 """Numbers as the reports show them: one unit per kind of number, the same decimals everywhere (tables
 of report.md and report.html, chart axes, the command line).
 
-- a share of items (Acc, p_f, misgendered, ...) and a score on the same scale (F1): percent, one
-  decimal, unit ``%``;
-- a difference of two shares (ΔG, ΔS, a paired difference, a change): percentage points, one decimal,
-  signed, unit ``pp``;
+- a share of items (Acc, p_f, misgendered, ...), a score on the same scale (F1) and a mean of shares
+  (GEST's f_m): percent, one decimal, unit ``%``;
+- a difference of two shares (ΔG, ΔS, GEST's f_s, a paired difference, a change): percentage points, one
+  decimal, signed, unit ``pp``;
 - a count: an integer, with thousands separators;
 - an index on 0–1 that is not a share (P, TGBI): three decimals;
 - a correlation: two decimals;
@@ -27,8 +27,8 @@ KIND = {m: SHARE for m in (
     "p_m", "p_f", "p_n", "acc", "neutral", "unknown", "f1_male", "f1_female", "macro_f1", "control_acc",
     "control_unknown", "control_unasked", "misgendered", "ambiguous", "read", "mixed", "no_reader", "worst_gender",
     "worst_language", "worst_set", "worst_level", "worst_case", "undecided", "share_rose_f", "share_rose_m",
-    "to_masculine", "to_feminine", "to_both", "to_unknown")}
-KIND |= {"delta_g": POINTS, "delta_s": POINTS, "diff_correct": POINTS, "worst_case_cells": COUNT, "P": INDEX,
+    "to_masculine", "to_feminine", "to_both", "to_unknown", "masculine_rate", "unread", "f_m", "f_m_ac")}
+KIND |= {"delta_g": POINTS, "delta_s": POINTS, "diff_correct": POINTS, "f_s": POINTS, "f_s_ac": POINTS, "worst_case_cells": COUNT, "P": INDEX,
          "tgbi": INDEX, "r_female_share": CORRELATION, "rho_female_share": CORRELATION, "mcnemar_p": PVALUE}
 # shares and differences of shares are stored as fractions: shown ×100
 SCALE = {SHARE: 100.0, POINTS: 100.0}

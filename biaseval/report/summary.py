@@ -5,7 +5,9 @@ run names a paper that printed one for the same system and outputs, and letters 
 
 Headline metrics: WinoMT Acc, ΔG, ΔS; MT-GenEval accuracy on the feminine and on the masculine items
 and the gap; MiTTenS overall accuracy, the worst case, misgendered and the unscored share (no pronoun
-into English, not read out of it); OTSC p_m and p_f per set; TGBI; gender control's share asked for.
+into English, not read out of it); GEST's masculine rate f_m and stereotype rate f_s per target language
+(n: the outputs whose speaker's gender was read); OTSC p_m and p_f per set; TGBI; gender control's share
+asked for.
 
 Letters (a compact letter display): within a column, two systems whose cells share no letter differ
 significantly on the items both translated: McNemar's exact test on the outcome the column's share
@@ -106,6 +108,10 @@ def _groups(metrics: pl.DataFrame, suites: list[str], set_gold: dict) -> tuple[l
             groups.append(Group(suite, suite, _winomt("all", "")))
         elif languages and "delta_g" in names:
             groups += [Group(f"{suite} · {lang}", suite, _winomt(lang, lang)) for lang in languages]
+        elif "f_s" in names:  # GEST: its masculine and stereotype rates per target language; n: outputs read
+            for lang in sorted({s for s, m in keys if m == "f_m"}):
+                groups.append(Group(f"{suite} · {lang}", suite, (
+                    Column(numbers.header("f_m", "f_m"), lang, "f_m"), Column(numbers.header("f_s", "f_s"), lang, "f_s"))))
         elif {"p_m", "p_f"} <= names:
             sets = [s for s in part.filter(pl.col("metric") == "p_f")["subset"].unique(maintain_order=True).to_list()]
             if len(sets) > MAX_SETS:
@@ -259,6 +265,9 @@ def caption(result: Summary, describe: str, cite: str | None) -> str:
         text += (f" Paper: the value printed by {cite} for the same system and outputs; marked erratum where "
                  "the recomputed value differs for a known reason (the published tables below give it), and with a "
                  "not-equal sign where it differs for none known.")
+    if any(c.metric == "f_m" for t in result.tables for g in t.groups for c in g.columns):
+        text += (" GEST: f_m is the masculine rate, f_s the stereotype rate (Pikuliak et al. 2024); n the outputs "
+                 "whose speaker's gender was read.")
     for suite, shown, total in result.left_out:
         text += f" {suite}: the first {shown} of its {total} sets; all of them are in its own section."
     return text

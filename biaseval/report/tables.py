@@ -144,10 +144,13 @@ def metric_sets(part: pl.DataFrame) -> pl.DataFrame:
 
 def suite_kinds(part: pl.DataFrame) -> set[str]:
     """What a suite's metrics allow to draw: "tgbi", "winomt", "winomt-languages", "proportions" (p_m/p_f
-    per set), "occupations", "embedding", "mtgeneval" (its table in the paper's shape); or "mittens" alone."""
+    per set), "occupations", "embedding", "mtgeneval" (its table in the paper's shape); or "mittens" or
+    "gest" alone."""
     metrics = set(part["metric"].unique().to_list())
     if MITTENS_MARKER in metrics:  # MiTTenS: its own table (report/mittens.py), none of the others
         return {"mittens"}
+    if "f_s" in metrics:  # GEST: its charts and table (report/gest.py), none of the others
+        return {"gest"}
     sets = metric_sets(part)
     kinds = set()
     if "tgbi" in metrics:
