@@ -1,7 +1,7 @@
 """GEST in both reports, in the paper's shape (Pikuliak et al. 2024, section 4.1): the masculine rate per
 stereotype, language and system as a chart (``gest_charts.stereotype_heatmap``); f_m against f_s per
 system × language as a chart and a table, beside the published values where the run scored the recorded
-systems (``data/published/gest.yaml``: recomputed from the masculine rates the dataset repository's
+systems (``data/gest_published.yaml``: recomputed from the masculine rates the dataset repository's
 notebook printed), with the share of outputs read; and the reader table of ``biaseval gest reader-table``.
 
 Pure: metric rows in, rows of strings (and the dicts report.html's template reads) out; the charts are
@@ -31,7 +31,7 @@ PLOTS = "plots"  # beside report.md: the per-stereotype chart of each GEST suite
 
 @cache
 def published() -> dict:
-    return package_yaml("data/published/gest.yaml")
+    return package_yaml("data/gest_published.yaml")
 
 
 def published_rates(system: str, lang: str) -> tuple[float, float, int] | None:
