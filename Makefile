@@ -36,7 +36,7 @@ test-fast: system-packages $(STAMP)
 
 # The long tier: the property-based tests with many more generated inputs, drawn afresh each run.
 test-long: system-packages $(STAMP)
-	BIASEVAL_HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q -m property
+	BIASEVAL_TEST_PROFILE=long $(BIN)/python -m pytest -q -m property
 
 # The slow tier three times in a row with every core kept busy (tests/under_load.sh): a test that
 # holds only on an idle machine fails here.

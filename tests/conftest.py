@@ -38,12 +38,14 @@ RAY_PROGRAMS = {"gcs_server", "raylet"}
 
 _running: pytest.Item | None = None  # the test being set up, run or torn down
 
-# Property-based tests (hypothesis, marked `property`). Three profiles, all without a deadline (a
-# deadline is a timing allowance that a loaded machine breaks):
+# How many generated inputs a run of the tests draws: its profile, BIASEVAL_TEST_PROFILE (the Makefile
+# sets it per tier). For the property-based tests (hypothesis, marked `property`) three profiles, all
+# without a deadline (a deadline is a timing allowance that a loaded machine breaks):
 # - "ci" (`make test`, the release check): 200 examples from a fixed seed (derandomize), the same on
 #   every machine and every rerun;
 # - "quick" (`make test-fast`): 25 examples, also from a fixed seed, and each test's @example cases:
-#   the quick tier runs every property, on fewer inputs;
+#   the quick tier runs every property, on fewer inputs; tests that check our code against a
+#   reference on a corpus (``QUICK``) check a fixed part of it there, and all of it in "ci";
 # - "long" (`make test-long`): 5,000 examples drawn at random each time, to look for what the fixed
 #   ones miss; a counterexample it finds becomes an @example of its test.
 settings.register_profile("ci", max_examples=200, derandomize=True, deadline=None, database=None,
@@ -52,7 +54,9 @@ settings.register_profile("quick", max_examples=25, derandomize=True, deadline=N
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("long", max_examples=5000, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("BIASEVAL_HYPOTHESIS_PROFILE", "ci"))
+PROFILE = os.environ.get("BIASEVAL_TEST_PROFILE") or os.environ.get("BIASEVAL_HYPOTHESIS_PROFILE") or "ci"
+settings.load_profile(PROFILE)
+QUICK = PROFILE == "quick"
 
 
 # Parallel workers (pytest-xdist, `-n N --dist loadfile`: the Makefile's tiers). A module's tests stay

@@ -13,11 +13,15 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
+from fakes.base import Gate
+from fakes.openai_server import FakeOpenAI
 
 from biaseval.run.filesystem import Folder, StoreOptions
 from procs import kill_sessions, sessions_matching
@@ -90,6 +94,38 @@ def wait_for(condition, proc: subprocess.Popen, timeout: float = 180) -> None:
         time.sleep(0.1)  # timing: a polling interval
 
 
+KEY = "sk-fake-openai-key-0123456789"
+
+
+@contextmanager
+def held_sweep(tmp_path: Path, out: str, env: dict, output: dict | None = None):
+    """A first `biaseval sweep` into ``out`` that takes the lock and then waits mid-sweep for as long as
+    the test likes: its system is an LLM (the fake OpenAI server on 127.0.0.1) that answers its first
+    request and holds the others until the block ends. Yields the driver's process; on leaving, the
+    requests go on and the driver must finish with status 0."""
+    released = threading.Event()
+    with FakeOpenAI(key=KEY, models=("gpt-test",)) as fake:
+        fake.gate = Gate(1, None, released.is_set)
+        config = {"name": "held", "suites": ["otsc-en"], "targets": {"otsc-en": ["es"]}, "metrics": {"bootstrap": 50},
+                  "systems": {"llm": {"backend": "openai", "version": "fake 2026-01", "concurrency": 2,
+                                      "options": {"model": "gpt-test", "base_url": fake.base_url,
+                                                  "api_key_env": "BIASEVAL_TEST_OPENAI_KEY"}}}}
+        if output:
+            config["output"] = output
+        path = tmp_path / "held.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        first = start("sweep", "--config", path, "--out", out, env={**env, "BIASEVAL_TEST_OPENAI_KEY": KEY},
+                      log=tmp_path / "first.log")
+        try:
+            yield first, path
+            assert first.poll() is None, "the first driver ended while its requests were held"
+            released.set()
+            assert first.wait(timeout=300) == 0, (tmp_path / "first.log").read_text()
+        finally:
+            released.set()
+            kill_sessions({first.pid})
+
+
 def refused_by(result: subprocess.CompletedProcess, pid: int) -> None:
     assert result.returncode == 2, result.stderr
     assert "in use by another biaseval driver" in result.stderr
@@ -119,26 +155,21 @@ def copy_of(finished, tmp_path: Path) -> Path:
 
 
 def test_a_second_driver_is_refused_naming_the_first_and_a_rerun_works_after(tmp_path, data_dir, ray_tmp):
-    config = small_config(tmp_path, shard_size=40)  # 252 shards: the first driver runs a while
     out = tmp_path / "run"
     env = {**os.environ, "RAY_TMPDIR": ray_tmp}
-    first = start("sweep", "--config", config, "--out", out, env=env, log=tmp_path / "first.log")
-    try:
+    with held_sweep(tmp_path, str(out), env) as (first, config):
         wait_for(lock_file(out).exists, first)
         second = biaseval("sweep", "--config", config, "--out", out, env=env)
         rescore = biaseval("score", "--run", out, env=env)
-        assert first.poll() is None, "the first driver ended before the others were refused"
         refused_by(second, first.pid)
         refused_by(rescore, first.pid)
         assert str(lock_file(out)) in second.stderr
-        assert first.wait(timeout=300) == 0, (tmp_path / "first.log").read_text()
-    finally:
-        kill_sessions({first.pid})
     assert not lock_file(out).exists(), "the lock outlived its driver"
 
-    rerun = biaseval("sweep", "--config", config, "--out", out, env=env)
+    shards = len(list((out / "translations").rglob("shard-*.parquet")))
+    rerun = biaseval("sweep", "--config", config, "--out", out, env={**env, "BIASEVAL_TEST_OPENAI_KEY": KEY})
     assert rerun.returncode == 0, rerun.stderr
-    assert f"resuming {out}: 252 of 252 shards already finished" in rerun.stderr
+    assert f"resuming {out}: {shards} of {shards} shards already finished" in rerun.stderr
     assert not lock_file(out).exists()
 
 
@@ -200,24 +231,16 @@ def test_the_lock_is_released_when_the_command_fails(tmp_path, data_dir):
 
 def test_one_driver_per_run_on_s3(s3, tmp_path, data_dir, ray_tmp):  # noqa: F811 - the fixture
     out = f"s3://{BUCKET}/runs/locked"
-    config = small_config(tmp_path, shard_size=40)
-    spec = yaml.safe_load(config.read_text(encoding="utf-8"))
-    spec["output"] = {"endpoint": s3, "region": "us-east-1"}
-    config.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     store = Folder(out, StoreOptions(endpoint=s3))
-    env = {**os.environ, "RAY_TMPDIR": ray_tmp}
+    env = {**os.environ, "RAY_TMPDIR": ray_tmp, "BIASEVAL_TEST_OPENAI_KEY": KEY}
 
-    first = start("sweep", "--config", config, "--out", out, env=env, log=tmp_path / "first.log")
-    try:
+    with held_sweep(tmp_path, out, env, output={"endpoint": s3, "region": "us-east-1"}) as (first, config):
         wait_for(lambda: store.exists(".biaseval-lease"), first)
         second = biaseval("sweep", "--config", config, "--out", out, env=env)
-        assert first.poll() is None, "the first driver ended before the second was refused"
         refused_by(second, first.pid)
         assert f"{out}/.biaseval-lease" in second.stderr
-        assert first.wait(timeout=300) == 0, (tmp_path / "first.log").read_text()
-    finally:
-        kill_sessions({first.pid})
     assert not store.exists(".biaseval-lease"), "the lease outlived its driver"
+    shards = sum(1 for name in store.files("translations") if name.endswith(".parquet"))
 
     # a driver on this host that died holding the lease: taken over at once
     holder = hold(out, s3)
@@ -227,7 +250,7 @@ def test_one_driver_per_run_on_s3(s3, tmp_path, data_dir, ray_tmp):  # noqa: F81
     assert rerun.returncode == 0, rerun.stderr
     assert f"taking over the run lease {out}/.biaseval-lease from host {socket.gethostname()}, pid {holder.pid}"\
         in rerun.stderr
-    assert f"resuming {out}: 252 of 252 shards already finished" in rerun.stderr
+    assert f"resuming {out}: {shards} of {shards} shards already finished" in rerun.stderr
     assert not store.exists(".biaseval-lease")
 
     # a lease of another host: held until it is not renewed within the TTL
