@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import REPO
+from conftest import QUICK, REPO
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -143,7 +143,7 @@ def test_over_many_seeds_every_item_is_drawn_at_the_sampling_rate():
     family-wise 0.001), would fail a correct sampler on one set of seeds in a thousand (these are
     fixed, so the test is deterministic); the old rule, which gave the first groups of a tie their
     extra item every time, landed 25 standard deviations off."""
-    data, size, seeds = _Table(), 11, 400
+    data, size, seeds = _Table(), 11, 100 if QUICK else 400  # the quick tier: 100 seeds (the old rule: 12 sd off)
     counts = np.zeros(data.size)
     samples = set()
     for seed in range(seeds):
@@ -164,7 +164,7 @@ def test_the_mean_female_share_over_seeds_is_the_suites(tmp_path):
     _, prepared = load(_config(tmp_path, 400, 0))
     whole = prepared.suites["otsc-en"]
     suite_mean = whole.slice(0, whole.size)["female_share"].mean()
-    means = [sample_suite(whole, 150, seed).profile["sample"]["female_share"] for seed in range(200)]
+    means = [sample_suite(whole, 150, seed).profile["sample"]["female_share"] for seed in range(50 if QUICK else 200)]
     assert abs(np.mean(means) - suite_mean) < 3 * _female_share_error(150) / math.sqrt(len(means))
     assert 0.5 * _female_share_error(150) < np.std(means) < 1.5 * _female_share_error(150)
 
