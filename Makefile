@@ -27,23 +27,35 @@ install: $(STAMP)
 system-packages:
 	@$(PYTHON) -m biaseval.system_packages install test
 
-test: system-packages $(STAMP)
-	$(BIN)/python -m pytest -q
+# Parallel test workers (pytest-xdist; a module's tests stay on one worker: tests/conftest.py). The quick
+# tier keeps both cores busy computing; the whole suite waits on Ray, servers and subprocesses often
+# enough that a third worker fills the gaps (docs/architecture.md, "Tests and benchmarks").
+FAST_WORKERS ?= 2
+TEST_WORKERS ?= 3
+XDIST = --dist loadfile
 
-# The fast tier: everything but the tests marked slow (those that start Ray or take seconds).
+# The release check: every test, 200 generated examples per property (CI runs this).
+test: system-packages $(STAMP)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) $(XDIST)
+
+# The quick tier developers run: everything but the tests marked slow (those that need Ray, a browser or
+# a real aligner), with fewer generated inputs (BIASEVAL_TEST_PROFILE=quick: tests/conftest.py).
 test-fast: system-packages $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	BIASEVAL_TEST_PROFILE=quick $(BIN)/python -m pytest -q -m "not slow" -n $(FAST_WORKERS) $(XDIST)
 
 # The long tier: the property-based tests with many more generated inputs, drawn afresh each run.
 test-long: system-packages $(STAMP)
-	BIASEVAL_TEST_PROFILE=long $(BIN)/python -m pytest -q -m property
+	BIASEVAL_TEST_PROFILE=long $(BIN)/python -m pytest -q -m property -n $(FAST_WORKERS) $(XDIST)
 
 # The slow tier three times in a row with every core kept busy (tests/under_load.sh): a test that
 # holds only on an idle machine fails here.
 test-under-load: system-packages $(STAMP)
 	PYTHON=$(BIN)/python tests/under_load.sh 3
 
+# The Debian packages the config runs (Apertium pairs, analysers) are installed first when missing (as
+# root or with sudo: `biaseval validate --install-system-packages`), or it stops saying which.
 sweep: $(STAMP)
+	$(BIN)/biaseval validate --config $(CONFIG) --install-system-packages
 	@out=$(RUNS)/$$(basename $(CONFIG) .yaml)-$$(date -u +%Y%m%dT%H%M%SZ); \
 	start=$$(date +%s%N); \
 	$(BIN)/biaseval sweep --config $(CONFIG) --out $$out || exit $$?; \

@@ -254,13 +254,18 @@ def examples(run_dir: Path, system: str | None, suite: str | None, language: str
 @main.command()
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path))
 @click.option("--data/--no-data", default=True, help="also load datasets and check recorded outputs")
-def validate(config_path: Path, data: bool) -> None:
-    """Check a config (names, fields, datasets, recorded files, open models and their language pairs)
-    without running anything: no weights loaded, no client built."""
+@click.option("--install-system-packages", "install", is_flag=True,
+              help="first apt-get the Debian packages the run needs that are missing here (Apertium and its "
+                   "language pairs, the analysers), as root or with sudo (make sweep does)")
+def validate(config_path: Path, data: bool, install: bool) -> None:
+    """Check a config (names, fields, datasets, recorded files, open models and their language pairs,
+    the Debian packages it runs) without running anything: no weights loaded, no client built."""
     from biaseval.config import load_config
     from biaseval.data.yamlio import read_yaml
-    from biaseval.run.plan import prepare, shards_of
+    from biaseval.run.plan import missing_system_packages, prepare, shards_of
 
+    if install:
+        _install_system_packages(config_path)
     config = load_config(config_path)
     if data:
         try:
@@ -271,8 +276,32 @@ def validate(config_path: Path, data: bool) -> None:
         items = sum(s.size for s in shards)  # an item per suite item and system that translates it
         sizes = f"{_count(len(config.systems), 'system')}, {_count(len(config.suites), 'suite')}"
         click.echo(f"{config_path}: ok — {sizes}: {items:,} items in {_count(len(shards), 'shard')}")
+        absent = missing_system_packages(prepared)
+        if absent:  # needed where the systems run: here for a local sweep, on a cluster's workers otherwise
+            from biaseval.system_packages import missing_message
+
+            click.echo(f"note: not on this machine, {missing_message(absent)}", err=True)
     else:
         click.echo(f"{config_path}: ok (names and fields)")
+
+
+def _install_system_packages(config_path: Path) -> None:
+    """apt-get what the config needs until nothing is missing (a missing analyser is found when the
+    config is loaded, one language at a time); exit 2 with the one message when that cannot be done."""
+    from biaseval import system_packages
+    from biaseval.config import load_config
+    from biaseval.run.plan import missing_system_packages, prepare
+
+    for _ in range(12):
+        try:
+            absent = missing_system_packages(prepare(load_config(config_path), config_path.resolve().parent))
+        except system_packages.MissingPackages as exc:
+            absent = exc.names
+        if not absent:
+            return
+        if not system_packages.apt_install(absent):
+            sys.exit(2)
+    raise click.ClickException("the Debian packages are still missing after installing them")
 
 
 @main.command("list")

@@ -147,26 +147,35 @@ def _privilege(env) -> list[str] | None:
     return None
 
 
-def install(groups: Iterable[str], env: os._Environ | dict | None = None, out=sys.stderr) -> int:
-    """apt-get the missing packages (as root, or with sudo); 0 when all are there afterwards,
-    1 with ``missing_message`` when they cannot be installed here."""
+def apt_install(names: Sequence[str], env: os._Environ | dict | None = None, out=sys.stderr) -> bool:
+    """apt-get these packages (as root, or with sudo, non-interactive); False, having said
+    ``missing_message`` and why, when that cannot be done here or apt-get fails."""
     env = dict(os.environ if env is None else env)
-    absent = missing(groups, env)
-    if not absent:
-        return 0
     prefix = _privilege(env)
     apt = shutil.which("apt-get", path=env.get("PATH", os.defpath))
     if prefix is None or apt is None:
         why = "not root and no sudo without a password" if apt else "no apt-get on this machine"
-        print(f"biaseval: {missing_message(absent)} [cannot install here: {why}]", file=out)
-        return 1
-    print(f"biaseval: installing Debian packages: {' '.join(absent)}", file=out)
+        print(f"biaseval: {missing_message(names)} [cannot install here: {why}]", file=out)
+        return False
+    print(f"biaseval: installing Debian packages: {' '.join(names)}", file=out)
     env["DEBIAN_FRONTEND"] = "noninteractive"
-    for args in (["update", "-qq"], ["install", "-y", "-qq", *absent]):
+    for args in (["update", "-qq"], ["install", "-y", "-qq", *names]):
         done = subprocess.run([*prefix, apt, *args], env=env, stdout=subprocess.DEVNULL)
         if done.returncode != 0:
-            print(f"biaseval: apt-get {args[0]} failed (exit {done.returncode}); {missing_message(absent)}", file=out)
-            return 1
+            print(f"biaseval: apt-get {args[0]} failed (exit {done.returncode}); {missing_message(names)}", file=out)
+            return False
+    return True
+
+
+def install(groups: Iterable[str], env: os._Environ | dict | None = None, out=sys.stderr) -> int:
+    """apt-get the missing packages of these groups; 0 when all are there afterwards, 1 (having said
+    ``missing_message``) when they cannot be installed here."""
+    groups = list(groups)
+    absent = missing(groups, env)
+    if not absent:
+        return 0
+    if not apt_install(absent, env, out):
+        return 1
     still = missing(groups, env)
     if still:
         print(f"biaseval: after apt-get, still {missing_message(still)}", file=out)

@@ -14,7 +14,6 @@ from biaseval.metrics.word_vectors import load_vectors, read_text_vectors
 from biaseval.errors import ConfigError
 from biaseval.metrics.embedding import bins, bin_rows, features, pair_vectors, text_vectors, tokens
 
-SLOW_FIXTURES = {"models"}  # fastText models trained here: tests using them are slow (conftest.py)
 
 EN = ["she", "he", "her", "him", "woman", "man", "nurse", "engineer", "doctor", "teacher", "kitchen", "garage"]
 IT = ["lei", "lui", "donna", "uomo", "infermiera", "infermiere", "ingegnere", "dottore", "maestra", "cucina", "il", "la"]
@@ -185,7 +184,6 @@ def test_bins_equal_width_with_counts_shares_and_examples():
     assert neg[-1]["examples"] == "a"  # the most extreme word is in the strongest (last) bin
 
 
-@pytest.mark.slow
 def test_vec_reader_keeps_only_what_it_needs(tmp_path):
     """A file far bigger than what is asked for: the memory kept is that of the words kept."""
     path = tmp_path / "big.vec"

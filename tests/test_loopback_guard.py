@@ -115,8 +115,7 @@ def test_the_session_here_guards_its_children():
     assert path[0] == str(loopback_guard.STARTUP) and os.path.isdir(os.environ[loopback_guard.LOG_ENV])
 
 
-@pytest.mark.slow  # a pytest session of its own: seconds
-def test_an_attempt_swallowed_in_a_test_fails_the_session(tmp_path):
+def test_an_attempt_swallowed_in_a_test_fails_the_session(tmp_path):  # a pytest session of its own
     (tmp_path / "test_swallow.py").write_text(textwrap.dedent("""
         import socket
         def test_swallowed():

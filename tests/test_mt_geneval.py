@@ -245,14 +245,12 @@ FLOORS = {"ar": (0.94, 0.94), "de": (0.97, 0.65), "es": (0.98, 0.83), "fr": (0.9
           "pt": (0.97, 0.83), "ru": (0.93, 0.52)}
 
 
-@pytest.mark.slow
 def test_the_labeller_table_in_the_docs_is_what_the_command_prints(labeller_table):
     from biaseval.report.mtgeneval import labeller_markdown
 
     assert labeller_markdown(labeller_table) == _between("labeller-table")
 
 
-@pytest.mark.slow
 def test_each_analyser_keeps_its_floor(labeller_table):
     rows = {r["language"]: r for r in labeller_table}
     assert rows["hi"]["analyser"] is None  # no Hindi analyser: its row says so

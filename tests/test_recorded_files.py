@@ -208,7 +208,6 @@ def test_missing_file_in_the_hindi_suites(tmp_path, data_dir):
 MT_GENDER_LANGS = ("ar", "de", "es", "fr", "he", "it", "nl", "pt", "ru", "uk")
 
 
-@pytest.mark.slow
 def test_language_check_on_real_recorded_outputs(data_dir):
     """Google's 2019 WinoMT outputs (mt_gender): each file passes for its own language and is
     refused for every other."""

@@ -169,3 +169,38 @@ def test_a_test_needing_a_missing_package_fails_with_the_sentence(machine, tmp_p
     assert done.stdout.count(sentence) >= 2, done.stdout
     assert "1 failed, 1 error" in done.stdout  # the marked test fails at its setup
     assert "Traceback" not in done.stdout and "raise " not in done.stdout
+
+
+def test_validate_installs_what_a_config_runs(machine, monkeypatch, tmp_path):
+    """`biaseval validate --install-system-packages` (what `make sweep` runs first): an Apertium system
+    whose language pair is not installed gets its package from apt-get (as root here), then validates;
+    without the flag, validate says what is missing."""
+    from click.testing import CliRunner
+
+    from biaseval.cli import main
+
+    if os.geteuid() != 0:
+        pytest.fail("this test shows the root path: run the suite as root (CI does)", pytrace=False)
+    _standin(machine, "apertium", "#!/bin/sh\n")
+    modes = machine / "share" / "apertium" / "modes"  # where Apertium beside that program keeps its modes
+    _standin(machine, "apt-get", APT_GET.replace('    apertium-*) /bin/mkdir -p "$BIASEVAL_APERTIUM_DIR/$p" ;;',
+                                                 f'    apertium-*) /bin/mkdir -p {modes} && : > {modes}/${{p#apertium-}}.mode ;;'))
+    config = tmp_path / "apertium.yaml"
+    config.write_text(textwrap.dedent(f"""
+        name: apertium-xyz
+        suites: [otsc-en]
+        targets: {{otsc-en: [es]}}
+        systems: {{ap: {{backend: apertium, version: x, options: {{command: {machine / 'bin' / 'apertium'}, pair: eng-xyz}}}}}}
+    """), encoding="utf-8")
+    monkeypatch.setenv("PATH", f"{machine / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("STANDIN_LOG", str(machine / "apt.log"))
+    monkeypatch.setenv("STANDIN_BIN", str(machine / "bin"))
+
+    said = CliRunner().invoke(main, ["validate", "--config", str(config)])
+    assert said.exit_code == 0 and _apt_calls(machine) == []
+    assert f"note: not on this machine, {system_packages.missing_message(['apertium-eng-xyz'])}" in said.output
+
+    done = CliRunner().invoke(main, ["validate", "--config", str(config), "--install-system-packages"])
+    assert done.exit_code == 0, done.output
+    assert _apt_calls(machine) == ["update -qq", "install -y -qq apertium-eng-xyz"]
+    assert (modes / "eng-xyz.mode").exists() and "note:" not in done.output

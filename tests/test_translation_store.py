@@ -30,7 +30,6 @@ def _rows(sources: list[str], translations: list[str | None], when: datetime, ru
     }, schema=pa.schema([STORE_SCHEMA.field(name) for name in OLDER_COLUMNS]))  # as an older biaseval wrote
 
 
-@pytest.mark.slow
 def test_compaction_merges_parts_and_changes_no_lookup(tmp_path):
     store = TranslationStore(tmp_path / "store")
     identity = {"backend": "identity", "version": "v", "options": {}}

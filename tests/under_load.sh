@@ -4,8 +4,9 @@
 #
 #   tests/under_load.sh [RUNS] [PYTEST ARGS...]
 #
-# RUNS (default 3) runs of `pytest -m slow` (or of the given pytest arguments), one after the other,
-# each with N busy-loop processes beside it (N = the number of cores, or $LOAD_PROCESSES). Prints a
+# RUNS (default 3) runs of `pytest -m slow -n 2 --dist loadfile` (the slow tier on two parallel workers,
+# as `make test` runs it; or the given pytest arguments), one after the other, each with N busy-loop
+# processes beside it (N = the number of cores, or $LOAD_PROCESSES). Prints a
 # line per run and where its log is; exits 0 only if every run passed. PYTHON picks the interpreter
 # (default .venv/bin/python). The release check is three passes in a row: tests/under_load.sh 3
 set -uo pipefail
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-3}
 [ $# -gt 0 ] && shift
 args=("$@")
-[ ${#args[@]} -eq 0 ] && args=(-m slow)
+[ ${#args[@]} -eq 0 ] && args=(-m slow -n 2 --dist loadfile)
 python=${PYTHON:-.venv/bin/python}
 busy=${LOAD_PROCESSES:-$(nproc)}
 logs=$(mktemp -d "${TMPDIR:-/tmp}/biaseval-under-load.XXXXXX")

@@ -32,6 +32,7 @@ from biaseval.suites.power import expected_tests, level_per_test
 from biaseval.suites.power import sample_size as power_sample_size
 from biaseval.suites.sample import sample_suite
 from biaseval.translate import TRANSLATORS, TextTranslator, Translator
+from biaseval.translate.base import language_pairs
 
 
 class BudgetExceeded(BiasevalError):
@@ -136,6 +137,19 @@ def prepare(config: RunConfig, config_dir: Path) -> Prepared:
         backend.preflight(system, backend.Options.model_validate(cfg.options), {s: suites[s] for s in coverage[system]},
                           {s: config.targets_of(system, s) for s in coverage[system]}, config_dir)
     return Prepared(config, config_dir, sampled(config, suites), coverage)
+
+
+def missing_system_packages(prepared: Prepared) -> tuple[str, ...]:
+    """The Debian packages this machine lacks for the systems to translate what the run gives them
+    (each backend says: ``Translator.missing_system_packages``); the analysers name theirs when the
+    config is loaded (``MissingPackages``)."""
+    config, needed = prepared.config, []
+    for system, cfg in config.systems.items():
+        backend = backend_of(cfg)
+        covered = prepared.coverage[system]
+        pairs = language_pairs({s: prepared.suites[s] for s in covered}, {s: config.targets_of(system, s) for s in covered})
+        needed += backend.missing_system_packages(backend.Options.model_validate(cfg.options), pairs)
+    return tuple(dict.fromkeys(needed))
 
 
 def remember_config_secrets(config: RunConfig) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping, Sequence
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
@@ -75,6 +75,12 @@ class Translator(ABC):
     def check(self, suites: Mapping[str, "SuiteData"], targets: Mapping[str, tuple[str, ...]] | None = None) -> None:
         """Called once in the driver, before anything runs, with the suites this system translates
         (and, per suite, the target languages it translates into); raise BiasevalError for bad input."""
+
+    @classmethod
+    def missing_system_packages(cls, options: BaseModel, pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+        """The Debian packages (biaseval/system_packages.py) this machine lacks for a system with these
+        options to translate these (source, target) pairs: none for most backends."""
+        return ()
 
     @classmethod
     def preflight(cls, system: str, options: BaseModel, suites: Mapping[str, "SuiteData"],

@@ -57,6 +57,18 @@ class ApertiumOptions(BaseModel):
     max_texts: int = Field(default=2000, ge=1, description="texts per process")
 
 
+def mode_package(mode: str) -> str:
+    """The Debian package that installs an Apertium mode (by its language pair's name when not known)."""
+    return APERTIUM_MODES.get(mode, f"apertium-{mode}")
+
+
+def _mode_installed(mode: str, executable: str | None) -> bool:
+    places = [Path("/usr/share/apertium/modes")]
+    if executable:
+        places.append(Path(executable).resolve().parent.parent / "share" / "apertium" / "modes")
+    return any((place / f"{mode}.mode").exists() for place in places)
+
+
 @TRANSLATORS.register("apertium")
 class ApertiumTranslator(TextTranslator):
     """Apertium rule-based MT, offline, one process per batch of texts."""
@@ -143,12 +155,19 @@ class ApertiumTranslator(TextTranslator):
     def _check_mode(self, mode: str) -> None:
         """A mode that is not installed fails its texts naming its Debian package (Apertium's own exit
         says only that the mode does not exist)."""
-        if self.options.data_dir or (Path("/usr/share/apertium/modes") / f"{mode}.mode").exists():
+        if self.options.data_dir or _mode_installed(mode, self.executable):
             return
-        if (Path(self.executable).resolve().parent.parent / "share" / "apertium" / "modes" / f"{mode}.mode").exists():
-            return
-        raise MissingPackages([APERTIUM_MODES.get(mode, f"apertium-{mode}")],
-                              f"systems.{self.system}: the Apertium mode {mode!r} is not installed")
+        raise MissingPackages([mode_package(mode)], f"systems.{self.system}: the Apertium mode {mode!r} is not installed")
+
+    @classmethod
+    def missing_system_packages(cls, options, pairs):
+        """Apertium itself, and the package of each mode these pairs need that is not installed."""
+        executable = shutil.which(options.command)
+        modes = {m for src, tgt in pairs for m in (options.pair or f"{ISO3.get(src, src)}-{ISO3.get(tgt, tgt)}").split("|")}
+        needed = [] if executable else ["apertium"]
+        if not options.data_dir:
+            needed += [mode_package(m) for m in sorted(modes) if not _mode_installed(m, executable)]
+        return tuple(dict.fromkeys(needed))
 
     def classify(self, exc):
         if isinstance(exc, subprocess.TimeoutExpired):
